@@ -46,6 +46,9 @@ func APIFile(p *Package) ([]byte, error) {
 	if p.HasRowBackward() {
 		f.Line().Line().Add(parallelColumnsHelper()).Line().Line().Add(parallelRowBlocksHelper())
 	}
+	if p.hasBlockedBackward() {
+		f.Line().Line().Add(bwdHelpers())
+	}
 	if p.hasGroupBackward() {
 		f.Line().Line().Add(channelStatsHelper())
 	}

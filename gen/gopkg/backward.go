@@ -101,10 +101,7 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	bw := k.Plan.Backward
 	name := backwardEntryName(k, h)
 	check := "check" + name
-	rowsK, paramsK := k.backwardKernel(bw.Rows), Kernel{}
-	if bw.Params != nil {
-		paramsK = k.backwardKernel(bw.Params)
-	}
+	rowsK := k.backwardKernel(bw.Rows)
 	// zero clears the sums over rows: a call of zero rows has gradients 0.
 	var zero []jen.Code
 	for _, a := range bw.Args {
@@ -113,80 +110,323 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 		}
 	}
 	zero = append(zero, jen.Return())
-	// The Params kernel reads dy and x: it runs before the Rows kernel,
-	// which may overwrite dy in place.
-	paramsCall := func(lo, hi jen.Code, chunk bool) jen.Code {
+	id := jen.Id
+	// rowsCall runs the Rows kernel on rows [lo, hi), all with nil.
+	rowsCall := func(lo, hi *jen.Statement) jen.Code {
 		var args []jen.Code
-		for _, a := range bw.Params.Arrays {
-			switch {
-			case !chunk || a.Role == ir.Param:
-				args = append(args, jen.Id(a.Name))
-			case a.Role == ir.RowScalarOut:
-				args = append(args, jen.Id(a.Name).Index(lo, hi))
-			default:
-				args = append(args, jen.Id(a.Name).Index(lo, jen.Empty()))
-			}
-		}
-		cols := hExpr(h)
-		if chunk {
-			cols = jen.Id("hi").Op("-").Id("lo")
-		}
-		args = append(args, cols, jen.Id("rows"), hExpr(h))
-		return jen.Id(implName(paramsK, 0)).Call(args...)
-	}
-	rowsCall := func(chunk bool) jen.Code {
-		var args []jen.Code
-		lo, hi := jen.Id("lo"), jen.Id("hi")
 		for _, a := range bw.Rows.Arrays {
 			switch {
-			case !chunk || a.Role == ir.Param:
-				args = append(args, jen.Id(a.Name))
+			case lo == nil || a.Role == ir.Param:
+				args = append(args, id(a.Name))
 			case a.Role.PerRow():
-				args = append(args, jen.Id(a.Name).Index(lo.Clone(), hi.Clone()))
+				args = append(args, id(a.Name).Index(lo.Clone(), hi.Clone()))
 			default:
-				args = append(args, jen.Id(a.Name).Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
+				args = append(args, id(a.Name).Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
 			}
 		}
-		if chunk {
-			args = append(args, jen.Id("hi").Op("-").Id("lo"))
+		if lo == nil {
+			args = append(args, id("rows"))
 		} else {
-			args = append(args, jen.Id("rows"))
+			args = append(args, hi.Clone().Op("-").Add(lo.Clone()))
 		}
 		if h == 0 {
-			args = append(args, jen.Id("h"))
+			args = append(args, id("h"))
 		}
-		return jen.Id(implName(rowsK, h)).Call(args...)
+		return id(implName(rowsK, h)).Call(args...)
+	}
+	// blockRowsCalls runs the Rows kernel block by block over [lo, hi),
+	// as the serial entry point runs it: the same calls, the same bits.
+	blockRowsCalls := func(lo, hi *jen.Statement) jen.Code {
+		return jen.For(id("r0").Op(":=").Add(lo), id("r0").Op("<").Add(hi.Clone()), id("r0").Op("+=").Id("block")).Block(
+			id("r1").Op(":=").Min(id("r0").Op("+").Id("block"), hi.Clone()),
+			rowsCall(id("r0"), id("r1")))
 	}
 
 	body := []jen.Code{
-		jen.Id("rows").Op(":=").Id(check).Call(backwardArgs(bw.Args, h, jen.Lit(pkg+"."+name))...),
-		jen.If(jen.Id("rows").Op("==").Lit(0)).Block(zero...),
+		id("rows").Op(":=").Id(check).Call(backwardArgs(bw.Args, h, jen.Lit(pkg+"."+name))...),
+		jen.If(id("rows").Op("==").Lit(0)).Block(zero...),
 	}
-	if bw.Params != nil {
-		body = append(body, paramsCall(nil, nil, false))
-	}
-	body = append(body, rowsCall(false))
-	entry := jen.Comment(backwardDoc(k, h)).Line().Func().Id(name).Params(backwardParams(bw.Args, h)...).Block(body...)
-
 	pbody := []jen.Code{
-		jen.Id("rows").Op(":=").Id(check).Call(backwardArgs(bw.Args, h, jen.Lit(pkg+"."+name+"Parallel"))...),
-		jen.If(jen.Id("rows").Op("==").Lit(0)).Block(zero...),
+		id("rows").Op(":=").Id(check).Call(backwardArgs(bw.Args, h, jen.Lit(pkg+"."+name+"Parallel"))...),
+		jen.If(id("rows").Op("==").Lit(0)).Block(zero...),
 	}
-	if bw.Params != nil {
-		pbody = append(pbody, jen.Id("parallelColumns").Call(hExpr(h), jen.Id("rows"),
-			jen.Func().Params(jen.List(jen.Id("lo"), jen.Id("hi")).Int()).Block(paramsCall(jen.Id("lo"), jen.Id("hi"), true))))
+	var pdoc string
+	if bw.Params == nil {
+		body = append(body, rowsCall(nil, nil))
+		pbody = append(pbody, id("parallelRowBlocks").Call(id("rows"), hExpr(h),
+			jen.Func().Params(jen.List(id("lo"), id("hi")).Int()).Block(rowsCall(id("lo"), id("hi")))))
+		pdoc = fmt.Sprintf("// %sParallel is %s with its rows split across up to\n"+
+			"// GOMAXPROCS goroutines by blocks of 64 rows. Every value is computed by\n"+
+			"// the same instructions in the same order as in %s, so the results are\n"+
+			"// the same bits; only rows after one whose float32 sums left float32's\n"+
+			"// range (which the float64 path then computed) may differ in their last bits.", name, name, name)
+	} else {
+		blockDecl := jen.Const().Id("block").Op("=").Lit(backwardBlockRows(h, paramsRowBytes(bw.Params)))
+		if h == 0 {
+			blockDecl = id("block").Op(":=").Id("bwdBlockRows").Call(id("h").Op("*").Lit(paramsRowBytes(bw.Params)))
+		}
+		// In place (an output is dy) the Params kernel must read dy before
+		// the Rows kernel overwrites it; otherwise the Rows kernel goes
+		// first, its reads streaming from memory in order, and the Params
+		// kernel, which reads the block column by column, finds it in cache.
+		var inPlace *jen.Statement
+		for _, a := range bw.Args {
+			if a.Out && a.Extent == algo.PerElement {
+				same := jen.Op("&").Id(a.Name).Index(jen.Lit(0)).Op("==").Op("&").Id("dy").Index(jen.Lit(0))
+				if inPlace == nil {
+					inPlace = same
+				} else {
+					inPlace = inPlace.Op("||").Add(same)
+				}
+			}
+		}
+		// A call whose dy and x stay in L2 as a whole needs no blocks for
+		// them: its sums run over all its rows at once, sparing the
+		// totals' adds; its Rows kernel still runs block by block, as
+		// Parallel runs it.
+		rb := paramsRowBytes(bw.Params)
+		whole := id("rows").Op("*").Add(hExpr(h)).Op("*").Lit(rb).Op("<=").Id("bwdWholeBytes")
+		body = append(body, blockDecl,
+			id("inPlace").Op(":=").Add(inPlace),
+			jen.If(whole.Clone()).Block(
+				jen.If(id("inPlace")).Block(
+					paramsBlock(k, h, nil, nil, nil, nil),
+					blockRowsCalls(jen.Lit(0), id("rows")),
+				).Else().Block(
+					blockRowsCalls(jen.Lit(0), id("rows")),
+					paramsBlock(k, h, nil, nil, nil, nil),
+				),
+				jen.Return(),
+			))
+		body = append(body, blockedSums(k, h, nil, nil, func(lo, hi *jen.Statement) jen.Code {
+			return rowsCall(lo, hi)
+		})...)
+		pbody = append(pbody, blockDecl,
+			jen.If(whole.Clone()).Block(
+				id("parallelColumns").Call(hExpr(h), id("rows"), jen.Func().Params(jen.List(id("c0"), id("c1")).Int()).Block(
+					id("w").Op(":=").Id("c1").Op("-").Id("c0"),
+					paramsBlock(k, h, nil, nil, id("c0"), id("c1")))),
+			).Else().Block(
+				id("parallelColumns").Call(hExpr(h), id("rows"), jen.Func().Params(jen.List(id("c0"), id("c1")).Int()).Block(
+					blockedSums(k, h, id("c0"), id("c1"), nil)...)),
+			),
+			id("parallelRowBlocks").Call(id("rows"), hExpr(h), jen.Func().Params(jen.List(id("lo"), id("hi")).Int()).Block(
+				blockRowsCalls(id("lo"), id("hi")))))
+		pdoc = fmt.Sprintf("// %sParallel is %s with its work split across up to\n"+
+			"// GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the\n"+
+			"// rows by blocks of 64 rows, each run block by block as %s runs it.\n"+
+			"// Every value is computed by the same instructions in the same order as\n"+
+			"// in %s, so the results are the same bits.", name, name, name, name)
 	}
-	pbody = append(pbody, jen.Id("parallelRowBlocks").Call(jen.Id("rows"), hExpr(h),
-		jen.Func().Params(jen.List(jen.Id("lo"), jen.Id("hi")).Int()).Block(rowsCall(true))))
-	pdoc := fmt.Sprintf("// %sParallel is %s with its work split across up to\n"+
-		"// GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the\n"+
-		"// rows by blocks of 64 rows. Every value is computed by the same\n"+
-		"// instructions in the same order as in %s, so the results are the\n"+
-		"// same bits; only rows after one whose float32 sums left float32's range\n"+
-		"// (which the float64 path then computed) may differ in their last bits.", name, name, name)
+	entry := jen.Comment(backwardDoc(k, h)).Line().Func().Id(name).Params(backwardParams(bw.Args, h)...).Block(body...)
 	parallel := jen.Comment(pdoc).Line().Func().Id(name + "Parallel").Params(backwardParams(bw.Args, h)...).Block(pbody...)
 
 	return jen.Add(entry).Line().Line().Add(parallel).Line().Line().Add(backwardCheck(k, h))
+}
+
+// Blocked backward: the entry points run the rows in blocks whose dy and
+// x (and f) fit in L2, each block's parameter sums (the Params kernel)
+// then its input gradients (the Rows kernel) while the block is in cache,
+// so that dy and x come from memory once, not twice. A block has at most
+// ir.SumChunk rows: its Params sums are single float32 chunks, which
+// float64 totals per column add up across the blocks (the summation
+// policy, its chunks ended at the blocks' ends). The totals come from a
+// pool: no allocation per call, and no stack frame of H float64s.
+const (
+	// backwardBlockBytes is the most bytes of dy and x (and f) a block
+	// spans: a quarter of a 1 MiB L2, leaving room for dx and the rest.
+	backwardBlockBytes = 256 << 10
+	// backwardWholeBytes is the most bytes of dy and x (and f) of a call
+	// that runs no blocks: it stays in L2 between the kernels anyway.
+	backwardWholeBytes = 512 << 10
+	// backwardMaxBlock is the most rows of a block: one float32 chunk.
+	backwardMaxBlock = ir.SumChunk
+)
+
+// backwardBlockRows is the rows of a block for rows of h values and
+// valueBytes bytes per value of the Params kernel's inputs: the largest
+// power of two up to backwardMaxBlock within backwardBlockBytes, at least
+// 1. bwdBlockRows (bwdHelpers) computes the same at run time.
+func backwardBlockRows(h, valueBytes int) int {
+	b := backwardMaxBlock
+	for b > 1 && b*h*valueBytes > backwardBlockBytes {
+		b /= 2
+	}
+	return b
+}
+
+// paramsRowBytes is the bytes per column of one row the Params kernel
+// reads (dy, x or sum, f).
+func paramsRowBytes(ik *ir.Kernel) int {
+	n := 0
+	for _, a := range ik.Arrays {
+		if a.Role == ir.RowIn {
+			n += a.Elem.Bytes()
+		}
+	}
+	return n
+}
+
+// paramsBlock calls the Params kernel of k at size h on the lines (rows
+// of the call) [lo, hi) and the columns [c0, c1), w of them; nil: all.
+func paramsBlock(k Kernel, h int, lo, hi, c0, c1 *jen.Statement) jen.Code {
+	bw := k.Plan.Backward
+	var args []jen.Code
+	for _, a := range bw.Params.Arrays {
+		v := jen.Id(a.Name)
+		switch a.Role {
+		case ir.RowScalarOut:
+			if c0 != nil {
+				v = v.Index(c0.Clone(), c1.Clone())
+			}
+		case ir.Param:
+			if lo != nil {
+				v = v.Index(lo.Clone(), hi.Clone())
+			}
+		default:
+			var start *jen.Statement
+			if lo != nil {
+				start = lo.Clone().Op("*").Add(hExpr(h))
+			}
+			if c0 != nil {
+				if start == nil {
+					start = c0.Clone()
+				} else {
+					start = start.Op("+").Add(c0.Clone())
+				}
+			}
+			if start != nil {
+				v = v.Index(start, jen.Empty())
+			}
+		}
+		args = append(args, v)
+	}
+	cols, lines := hExpr(h), jen.Id("rows")
+	if c0 != nil {
+		cols = jen.Id("w")
+	}
+	if lo != nil {
+		lines = hi.Clone().Op("-").Add(lo.Clone())
+	}
+	args = append(args, cols, lines, hExpr(h))
+	return jen.Id(implName(k.backwardKernel(bw.Params), 0)).Call(args...)
+}
+
+// blockedSums are the statements that sum the parameter gradients of
+// columns [c0, c1) (nil: all) block by block into float64 totals, with
+// perBlock (nil: none) before each block's sums, or after them inPlace.
+func blockedSums(k Kernel, h int, c0, c1 *jen.Statement, perBlock func(lo, hi *jen.Statement) jen.Code) []jen.Code {
+	id := jen.Id
+	var outs []string
+	for _, a := range k.Plan.Backward.Params.Arrays {
+		if a.Role == ir.RowScalarOut {
+			outs = append(outs, a.Name)
+		}
+	}
+	width := hExpr(h)
+	var code []jen.Code
+	if c0 != nil {
+		width = id("w")
+		code = append(code, id("w").Op(":=").Add(c1.Clone()).Op("-").Add(c0.Clone()))
+	}
+	part := func(name string) jen.Code {
+		if c0 == nil {
+			return id(name)
+		}
+		return id(name).Index(c0.Clone(), c1.Clone())
+	}
+	n := width.Clone()
+	if len(outs) > 1 {
+		n = jen.Lit(len(outs)).Op("*").Add(width.Clone())
+	}
+	code = append(code, id("t").Op(":=").Id("bwdTotals").Call(n))
+	var sums, slices []jen.Code
+	for i, n := range outs {
+		sums = append(sums, id(n+"Sum"))
+		at := func(j int) jen.Code {
+			switch j {
+			case 0, len(outs):
+				return jen.Empty()
+			case 1:
+				return width.Clone()
+			}
+			return jen.Lit(j).Op("*").Add(width.Clone())
+		}
+		if len(outs) == 1 {
+			slices = append(slices, jen.Op("*").Id("t"))
+			continue
+		}
+		slices = append(slices, jen.Parens(jen.Op("*").Id("t")).Index(at(i), at(i+1)))
+	}
+	code = append(code, jen.List(sums...).Op(":=").List(slices...))
+	lo, hi := id("lo"), id("hi")
+	loop := []jen.Code{id("hi").Op(":=").Min(id("lo").Op("+").Id("block"), id("rows"))}
+	if perBlock != nil {
+		loop = append(loop, jen.If(jen.Op("!").Id("inPlace")).Block(perBlock(lo, hi)))
+	}
+	loop = append(loop, paramsBlock(k, h, lo, hi, c0, c1))
+	for _, n := range outs {
+		loop = append(loop, id("bwdAdd").Call(id(n+"Sum"), part(n)))
+	}
+	if perBlock != nil {
+		loop = append(loop, jen.If(id("inPlace")).Block(perBlock(lo, hi)))
+	}
+	code = append(code, jen.For(id("lo").Op(":=").Lit(0), id("lo").Op("<").Id("rows"), id("lo").Op("+=").Id("block")).Block(loop...))
+	for _, n := range outs {
+		code = append(code, id("bwdStore").Call(part(n), id(n+"Sum")))
+	}
+	return append(code, id("bwdTotalsPool").Dot("Put").Call(id("t")))
+}
+
+// hasBlockedBackward reports a backward over rows with a Params kernel:
+// one that needs bwdHelpers.
+func (p *Package) hasBlockedBackward() bool {
+	for _, k := range p.Kernels {
+		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() && bw.Params != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// bwdHelpers writes the run-time helpers of the blocked backward.
+func bwdHelpers() jen.Code {
+	id := jen.Id
+	return jen.Comment("bwdBlockRows is the rows of a block of a blocked backward for rows of rowBytes").Line().
+		Comment(fmt.Sprintf("bytes of dy and x: the largest power of two up to %d (one float32 chunk of the", backwardMaxBlock)).Line().
+		Comment(fmt.Sprintf("sums over rows) within %d KiB (in L2 between the kernels that read them), at least 1.", backwardBlockBytes>>10)).Line().
+		Func().Id("bwdBlockRows").Params(id("rowBytes").Int()).Int().Block(
+		id("b").Op(":=").Lit(backwardMaxBlock),
+		jen.For(id("b").Op(">").Lit(1).Op("&&").Id("b").Op("*").Id("rowBytes").Op(">").Lit(backwardBlockBytes>>10).Op("<<").Lit(10)).Block(
+			id("b").Op("/=").Lit(2)),
+		jen.Return(id("b")),
+	).Line().Line().
+		Comment("bwdTotalsPool keeps the float64 column totals of the blocked backward between").Line().
+		Comment("calls: a call allocates none once the pool holds enough.").Line().
+		Var().Id("bwdTotalsPool").Qual("sync", "Pool").Line().Line().
+		Comment("bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,").Line().
+		Comment("without blocks: the call stays in L2, and the blocks' totals would only add work.").Line().
+		Const().Id("bwdWholeBytes").Op("=").Lit(backwardWholeBytes>>10).Op("<<").Lit(10).Line().Line().
+		Comment("bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).").Line().
+		Func().Id("bwdTotals").Params(id("n").Int()).Op("*").Index().Float64().Block(
+		jen.List(id("t"), jen.Id("_")).Op(":=").Id("bwdTotalsPool").Dot("Get").Call().Assert(jen.Op("*").Index().Float64()),
+		jen.If(id("t").Op("==").Nil().Op("||").Cap(jen.Op("*").Id("t")).Op("<").Id("n")).Block(
+			id("s").Op(":=").Make(jen.Index().Float64(), id("n")),
+			jen.Return(jen.Op("&").Id("s"))),
+		jen.Op("*").Id("t").Op("=").Parens(jen.Op("*").Id("t")).Index(jen.Empty(), id("n")),
+		jen.Clear(jen.Op("*").Id("t")),
+		jen.Return(id("t")),
+	).Line().Line().
+		Comment("bwdAdd adds a block's float32 column sums into the totals.").Line().
+		Func().Id("bwdAdd").Params(id("total").Index().Float64(), id("part").Index().Float32()).Block(
+		id("part").Op("=").Id("part").Index(jen.Empty(), jen.Len(id("total"))),
+		jen.For(jen.List(id("i"), id("v")).Op(":=").Range().Id("part")).Block(
+			id("total").Index(id("i")).Op("+=").Float64().Call(id("v")))).Line().Line().
+		Comment("bwdStore rounds the totals into the gradients.").Line().
+		Func().Id("bwdStore").Params(id("out").Index().Float32(), id("total").Index().Float64()).Block(
+		id("out").Op("=").Id("out").Index(jen.Empty(), jen.Len(id("total"))),
+		jen.For(jen.List(id("i"), id("v")).Op(":=").Range().Id("total")).Block(
+			id("out").Index(id("i")).Op("=").Float32().Call(id("v"))))
 }
 
 // backwardCheck writes the argument checks of k's backward entry points
@@ -323,6 +563,10 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 		Arrays                                 []string
 		Outs                                   []bool
 		GoRows, RowsArgs, GoParams, ParamsArgs string
+		// RowBytes: the blocked backward's bytes per value (0: no
+		// blocks); Blocks: its block rows at Sizes.
+		RowBytes int
+		Blocks   []int
 	}
 	data := struct {
 		Header, Package string
@@ -387,6 +631,10 @@ func BackwardTestFile(p *Package) ([]byte, error) {
 		tk.GoRows, tk.RowsArgs = goName(bw.Rows), irArgs(bw.Rows)
 		if bw.Params != nil {
 			tk.GoParams, tk.ParamsArgs = goName(bw.Params), irArgs(bw.Params)
+			tk.RowBytes = paramsRowBytes(bw.Params)
+			for _, h := range k.Sizes {
+				tk.Blocks = append(tk.Blocks, backwardBlockRows(h, tk.RowBytes))
+			}
 		}
 		data.Kernels = append(data.Kernels, tk)
 	}

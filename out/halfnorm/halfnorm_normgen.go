@@ -836,16 +836,48 @@ func BF16LayerNormTrainBackward768(dx []uint16, dgamma, dbeta []float32, dy, x [
 		clear(dbeta)
 		return
 	}
-	halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-	halfnormImplBF16LayerNormTrainBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+	const block = 64
+	inPlace := &dx[0] == &dy[0]
+	if rows*768*4 <= halfnormBwdWholeBytes {
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+		}
+		return
+	}
+	t := halfnormBwdTotals(2 * 768)
+	dgammaSum, dbetaSum := (*t)[:768], (*t)[768:]
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy[lo*768:], x[lo*768:], mean[lo:hi], rstd[lo:hi], 768, hi-lo, 768)
+		halfnormBwdAdd(dgammaSum, dgamma)
+		halfnormBwdAdd(dbetaSum, dbeta)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+	}
+	halfnormBwdStore(dgamma, dgammaSum)
+	halfnormBwdStore(dbeta, dbetaSum)
+	halfnormBwdTotalsPool.Put(t)
 }
 
 // BF16LayerNormTrainBackward768Parallel is BF16LayerNormTrainBackward768 with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in BF16LayerNormTrainBackward768, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as BF16LayerNormTrainBackward768 runs it.
+// Every value is computed by the same instructions in the same order as
+// in BF16LayerNormTrainBackward768, so the results are the same bits.
 func BF16LayerNormTrainBackward768Parallel(dx []uint16, dgamma, dbeta []float32, dy, x []uint16, mean, rstd, gamma []float32) {
 	rows := halfnormCheckBF16LayerNormTrainBackward768("halfnorm.BF16LayerNormTrainBackward768Parallel", dx, dgamma, dbeta, dy, x, mean, rstd, gamma)
 	if rows == 0 {
@@ -853,11 +885,33 @@ func BF16LayerNormTrainBackward768Parallel(dx []uint16, dgamma, dbeta []float32,
 		clear(dbeta)
 		return
 	}
-	halfnormParallelColumns(768, rows, func(lo, hi int) {
-		halfnormImplBF16LayerNormTrainBackwardParams(dgamma[lo:hi], dbeta[lo:hi], dy[lo:], x[lo:], mean, rstd, hi-lo, rows, 768)
-	})
+	const block = 64
+	if rows*768*4 <= halfnormBwdWholeBytes {
+		halfnormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 768)
+		})
+	} else {
+		halfnormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := halfnormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
+				halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
+				halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			halfnormBwdStore(dgamma[c0:c1], dgammaSum)
+			halfnormBwdStore(dbeta[c0:c1], dbetaSum)
+			halfnormBwdTotalsPool.Put(t)
+		})
+	}
 	halfnormParallelRowBlocks(rows, 768, func(lo, hi int) {
-		halfnormImplBF16LayerNormTrainBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			halfnormImplBF16LayerNormTrainBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+		}
 	})
 }
 
@@ -914,16 +968,48 @@ func BF16LayerNormTrainBackwardAny(dx []uint16, dgamma, dbeta []float32, dy, x [
 		clear(dbeta)
 		return
 	}
-	halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-	halfnormImplBF16LayerNormTrainBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+	block := halfnormBwdBlockRows(h * 4)
+	inPlace := &dx[0] == &dy[0]
+	if rows*h*4 <= halfnormBwdWholeBytes {
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+		}
+		return
+	}
+	t := halfnormBwdTotals(2 * h)
+	dgammaSum, dbetaSum := (*t)[:h], (*t)[h:]
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
+		halfnormImplBF16LayerNormTrainBackwardParams(dgamma, dbeta, dy[lo*h:], x[lo*h:], mean[lo:hi], rstd[lo:hi], h, hi-lo, h)
+		halfnormBwdAdd(dgammaSum, dgamma)
+		halfnormBwdAdd(dbetaSum, dbeta)
+		if inPlace {
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
+	}
+	halfnormBwdStore(dgamma, dgammaSum)
+	halfnormBwdStore(dbeta, dbetaSum)
+	halfnormBwdTotalsPool.Put(t)
 }
 
 // BF16LayerNormTrainBackwardAnyParallel is BF16LayerNormTrainBackwardAny with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in BF16LayerNormTrainBackwardAny, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as BF16LayerNormTrainBackwardAny runs it.
+// Every value is computed by the same instructions in the same order as
+// in BF16LayerNormTrainBackwardAny, so the results are the same bits.
 func BF16LayerNormTrainBackwardAnyParallel(dx []uint16, dgamma, dbeta []float32, dy, x []uint16, mean, rstd, gamma []float32, h int) {
 	rows := halfnormCheckBF16LayerNormTrainBackwardAny("halfnorm.BF16LayerNormTrainBackwardAnyParallel", dx, dgamma, dbeta, dy, x, mean, rstd, gamma, h)
 	if rows == 0 {
@@ -931,11 +1017,33 @@ func BF16LayerNormTrainBackwardAnyParallel(dx []uint16, dgamma, dbeta []float32,
 		clear(dbeta)
 		return
 	}
-	halfnormParallelColumns(h, rows, func(lo, hi int) {
-		halfnormImplBF16LayerNormTrainBackwardParams(dgamma[lo:hi], dbeta[lo:hi], dy[lo:], x[lo:], mean, rstd, hi-lo, rows, h)
-	})
+	block := halfnormBwdBlockRows(h * 4)
+	if rows*h*4 <= halfnormBwdWholeBytes {
+		halfnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, h)
+		})
+	} else {
+		halfnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := halfnormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				halfnormImplBF16LayerNormTrainBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
+				halfnormBwdAdd(dgammaSum, dgamma[c0:c1])
+				halfnormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			halfnormBwdStore(dgamma[c0:c1], dgammaSum)
+			halfnormBwdStore(dbeta[c0:c1], dbetaSum)
+			halfnormBwdTotalsPool.Put(t)
+		})
+	}
 	halfnormParallelRowBlocks(rows, h, func(lo, hi int) {
-		halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			halfnormImplBF16LayerNormTrainBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+		}
 	})
 }
 
@@ -1075,6 +1183,53 @@ func halfnormParallelColumns(cols, rows int, f func(lo, hi int)) {
 // computed as in one call) on up to GOMAXPROCS goroutines, and waits for all.
 func halfnormParallelRowBlocks(rows, h int, f func(lo, hi int)) {
 	halfnormParallelColumns(rows, h, f)
+}
+
+// bwdBlockRows is the rows of a block of a blocked backward for rows of rowBytes
+// bytes of dy and x: the largest power of two up to 64 (one float32 chunk of the
+// sums over rows) within 256 KiB (in L2 between the kernels that read them), at least 1.
+func halfnormBwdBlockRows(rowBytes int) int {
+	b := 64
+	for b > 1 && b*rowBytes > 256<<10 {
+		b /= 2
+	}
+	return b
+}
+
+// bwdTotalsPool keeps the float64 column totals of the blocked backward between
+// calls: a call allocates none once the pool holds enough.
+var halfnormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const halfnormBwdWholeBytes = 512 << 10
+
+// bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
+func halfnormBwdTotals(n int) *[]float64 {
+	t, _ := halfnormBwdTotalsPool.Get().(*[]float64)
+	if t == nil || cap(*t) < n {
+		s := make([]float64, n)
+		return &s
+	}
+	*t = (*t)[:n]
+	clear(*t)
+	return t
+}
+
+// bwdAdd adds a block's float32 column sums into the totals.
+func halfnormBwdAdd(total []float64, part []float32) {
+	part = part[:len(total)]
+	for i, v := range part {
+		total[i] += float64(v)
+	}
+}
+
+// bwdStore rounds the totals into the gradients.
+func halfnormBwdStore(out []float32, total []float64) {
+	out = out[:len(total)]
+	for i, v := range total {
+		out[i] = float32(v)
+	}
 }
 
 // channelStats returns, for each channel c and image n, at c*images+n, the statistic

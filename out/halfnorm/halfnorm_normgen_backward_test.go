@@ -70,6 +70,9 @@ var halfnormBwdKernels = []*halfnormBwdKernel{
 			}
 			panic("no fixed size")
 		},
+		blockRows: func(h int) int { return halfnormBwdBlockRows(h * 4) },
+		wholeRows: func(h int) int { return halfnormBwdWholeBytes / (h * 4) },
+		blocks:    []int{64},
 		// The pure-Go kernels, as the entry point runs them.
 		pureGo: func(a [][]float32, rows, h int) {
 			if rows == 0 {
@@ -123,6 +126,12 @@ type halfnormBwdKernel struct {
 	anySize      func(a [][]float32, h int)
 	parallel     func(h int, anySize bool) func(a [][]float32)
 	pureGo       func(a [][]float32, rows, h int)
+	// blockRows is the rows of the blocked backward's blocks at size h
+	// (nil: the entry points run no blocks), wholeRows the most rows of a
+	// call without blocks; blocks, the generator's choice at each of sizes.
+	blockRows func(h int) int
+	wholeRows func(h int) int
+	blocks    []int
 }
 
 func (k *halfnormBwdKernel) index(name string) int {
@@ -526,11 +535,23 @@ func TestHalfnormBackwardEquivalence(t *testing.T) {
 			if testing.Short() {
 				rowCounts = []int{0, 5}
 			}
+			// Past the most rows a call sums at once, ending in a partial
+			// block: the sums added across blocks, on the first family
+			// (which also runs in place).
+			blocked := 0
+			if k.blockRows != nil {
+				b, w := k.blockRows(tc.h), k.wholeRows(tc.h)
+				blocked = w - w%b + b + 3
+			}
 			for fi, fam := range halfnormFamilies {
 				if testing.Short() && !halfnormShortFamilies[fam.name] {
 					continue
 				}
-				for _, rows := range rowCounts {
+				counts := rowCounts
+				if blocked > 0 && fi == 0 {
+					counts = append(counts[:len(counts):len(counts)], blocked)
+				}
+				for _, rows := range counts {
 					in := k.newArgs(rows, tc.h, rng)
 					k.fill(in, fam, rows, tc.h, rng)
 					ref := k.oracle(k.inputs64(in, rows, tc.h))
@@ -582,6 +603,22 @@ func TestHalfnormBackwardEquivalence(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBackwardBlockRows checks that the run-time block rows of the
+// blocked backward (the Any entry points') are the generator's at the
+// fixed sizes, so that both forms run the same blocks.
+func TestHalfnormBackwardBlockRows(t *testing.T) {
+	for _, k := range halfnormBwdKernels {
+		if k.blockRows == nil {
+			continue
+		}
+		for i, h := range k.sizes {
+			if got := k.blockRows(h); got != k.blocks[i] {
+				t.Errorf("%s: %d rows per block at h=%d at run time, %d in %s%d", k.name, got, h, k.blocks[i], k.name, h)
 			}
 		}
 	}

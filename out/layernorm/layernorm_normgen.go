@@ -566,16 +566,48 @@ func LayerNormStatsBackward768(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		clear(dbeta)
 		return
 	}
-	layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
-	layernormImplLayerNormStatsBackwardRows768(dx, dy, x, mean, rstd, gamma, rows)
+	const block = 32
+	inPlace := &dx[0] == &dy[0]
+	if rows*768*8 <= layernormBwdWholeBytes {
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 768, rows, 768)
+		}
+		return
+	}
+	t := layernormBwdTotals(2 * 768)
+	dgammaSum, dbetaSum := (*t)[:768], (*t)[768:]
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*768:], x[lo*768:], mean[lo:hi], rstd[lo:hi], 768, hi-lo, 768)
+		layernormBwdAdd(dgammaSum, dgamma)
+		layernormBwdAdd(dbetaSum, dbeta)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+	}
+	layernormBwdStore(dgamma, dgammaSum)
+	layernormBwdStore(dbeta, dbetaSum)
+	layernormBwdTotalsPool.Put(t)
 }
 
 // LayerNormStatsBackward768Parallel is LayerNormStatsBackward768 with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in LayerNormStatsBackward768, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as LayerNormStatsBackward768 runs it.
+// Every value is computed by the same instructions in the same order as
+// in LayerNormStatsBackward768, so the results are the same bits.
 func LayerNormStatsBackward768Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32) {
 	rows := layernormCheckLayerNormStatsBackward768("layernorm.LayerNormStatsBackward768Parallel", dx, dgamma, dbeta, dy, x, mean, rstd, gamma)
 	if rows == 0 {
@@ -583,11 +615,33 @@ func LayerNormStatsBackward768Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, gam
 		clear(dbeta)
 		return
 	}
-	layernormParallelColumns(768, rows, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardParams(dgamma[lo:hi], dbeta[lo:hi], dy[lo:], x[lo:], mean, rstd, hi-lo, rows, 768)
-	})
+	const block = 32
+	if rows*768*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 768)
+		})
+	} else {
+		layernormParallelColumns(768, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*768+c0:], x[lo*768+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 768)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, 768, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardRows768(dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			layernormImplLayerNormStatsBackwardRows768(dx[r0*768:r1*768], dy[r0*768:r1*768], x[r0*768:r1*768], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+		}
 	})
 }
 
@@ -644,16 +698,48 @@ func LayerNormStatsBackward4096(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []fl
 		clear(dbeta)
 		return
 	}
-	layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
-	layernormImplLayerNormStatsBackwardRows4096(dx, dy, x, mean, rstd, gamma, rows)
+	const block = 8
+	inPlace := &dx[0] == &dy[0]
+	if rows*4096*8 <= layernormBwdWholeBytes {
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+			}
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, 4096, rows, 4096)
+		}
+		return
+	}
+	t := layernormBwdTotals(2 * 4096)
+	dgammaSum, dbetaSum := (*t)[:4096], (*t)[4096:]
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*4096:], x[lo*4096:], mean[lo:hi], rstd[lo:hi], 4096, hi-lo, 4096)
+		layernormBwdAdd(dgammaSum, dgamma)
+		layernormBwdAdd(dbetaSum, dbeta)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		}
+	}
+	layernormBwdStore(dgamma, dgammaSum)
+	layernormBwdStore(dbeta, dbetaSum)
+	layernormBwdTotalsPool.Put(t)
 }
 
 // LayerNormStatsBackward4096Parallel is LayerNormStatsBackward4096 with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in LayerNormStatsBackward4096, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as LayerNormStatsBackward4096 runs it.
+// Every value is computed by the same instructions in the same order as
+// in LayerNormStatsBackward4096, so the results are the same bits.
 func LayerNormStatsBackward4096Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32) {
 	rows := layernormCheckLayerNormStatsBackward4096("layernorm.LayerNormStatsBackward4096Parallel", dx, dgamma, dbeta, dy, x, mean, rstd, gamma)
 	if rows == 0 {
@@ -661,11 +747,33 @@ func LayerNormStatsBackward4096Parallel(dx, dgamma, dbeta, dy, x, mean, rstd, ga
 		clear(dbeta)
 		return
 	}
-	layernormParallelColumns(4096, rows, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardParams(dgamma[lo:hi], dbeta[lo:hi], dy[lo:], x[lo:], mean, rstd, hi-lo, rows, 4096)
-	})
+	const block = 8
+	if rows*4096*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, 4096)
+		})
+	} else {
+		layernormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, 4096)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, 4096, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			layernormImplLayerNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], mean[r0:r1], rstd[r0:r1], gamma, r1-r0)
+		}
 	})
 }
 
@@ -722,16 +830,48 @@ func LayerNormStatsBackwardAny(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		clear(dbeta)
 		return
 	}
-	layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
-	layernormImplLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma, rows, h)
+	block := layernormBwdBlockRows(h * 8)
+	inPlace := &dx[0] == &dy[0]
+	if rows*h*8 <= layernormBwdWholeBytes {
+		if inPlace {
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				layernormImplLayerNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+			}
+			layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy, x, mean, rstd, h, rows, h)
+		}
+		return
+	}
+	t := layernormBwdTotals(2 * h)
+	dgammaSum, dbetaSum := (*t)[:h], (*t)[h:]
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
+		layernormImplLayerNormStatsBackwardParams(dgamma, dbeta, dy[lo*h:], x[lo*h:], mean[lo:hi], rstd[lo:hi], h, hi-lo, h)
+		layernormBwdAdd(dgammaSum, dgamma)
+		layernormBwdAdd(dbetaSum, dbeta)
+		if inPlace {
+			layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		}
+	}
+	layernormBwdStore(dgamma, dgammaSum)
+	layernormBwdStore(dbeta, dbetaSum)
+	layernormBwdTotalsPool.Put(t)
 }
 
 // LayerNormStatsBackwardAnyParallel is LayerNormStatsBackwardAny with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in LayerNormStatsBackwardAny, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as LayerNormStatsBackwardAny runs it.
+// Every value is computed by the same instructions in the same order as
+// in LayerNormStatsBackwardAny, so the results are the same bits.
 func LayerNormStatsBackwardAnyParallel(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []float32, h int) {
 	rows := layernormCheckLayerNormStatsBackwardAny("layernorm.LayerNormStatsBackwardAnyParallel", dx, dgamma, dbeta, dy, x, mean, rstd, gamma, h)
 	if rows == 0 {
@@ -739,11 +879,33 @@ func LayerNormStatsBackwardAnyParallel(dx, dgamma, dbeta, dy, x, mean, rstd, gam
 		clear(dbeta)
 		return
 	}
-	layernormParallelColumns(h, rows, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardParams(dgamma[lo:hi], dbeta[lo:hi], dy[lo:], x[lo:], mean, rstd, hi-lo, rows, h)
-	})
+	block := layernormBwdBlockRows(h * 8)
+	if rows*h*8 <= layernormBwdWholeBytes {
+		layernormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[c0:], x[c0:], mean, rstd, w, rows, h)
+		})
+	} else {
+		layernormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := layernormBwdTotals(2 * w)
+			dgammaSum, dbetaSum := (*t)[:w], (*t)[w:]
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				layernormImplLayerNormStatsBackwardParams(dgamma[c0:c1], dbeta[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], mean[lo:hi], rstd[lo:hi], w, hi-lo, h)
+				layernormBwdAdd(dgammaSum, dgamma[c0:c1])
+				layernormBwdAdd(dbetaSum, dbeta[c0:c1])
+			}
+			layernormBwdStore(dgamma[c0:c1], dgammaSum)
+			layernormBwdStore(dbeta[c0:c1], dbetaSum)
+			layernormBwdTotalsPool.Put(t)
+		})
+	}
 	layernormParallelRowBlocks(rows, h, func(lo, hi int) {
-		layernormImplLayerNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			layernormImplLayerNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], mean[r0:r1], rstd[r0:r1], gamma, r1-r0, h)
+		}
 	})
 }
 
@@ -883,6 +1045,53 @@ func layernormParallelColumns(cols, rows int, f func(lo, hi int)) {
 // computed as in one call) on up to GOMAXPROCS goroutines, and waits for all.
 func layernormParallelRowBlocks(rows, h int, f func(lo, hi int)) {
 	layernormParallelColumns(rows, h, f)
+}
+
+// bwdBlockRows is the rows of a block of a blocked backward for rows of rowBytes
+// bytes of dy and x: the largest power of two up to 64 (one float32 chunk of the
+// sums over rows) within 256 KiB (in L2 between the kernels that read them), at least 1.
+func layernormBwdBlockRows(rowBytes int) int {
+	b := 64
+	for b > 1 && b*rowBytes > 256<<10 {
+		b /= 2
+	}
+	return b
+}
+
+// bwdTotalsPool keeps the float64 column totals of the blocked backward between
+// calls: a call allocates none once the pool holds enough.
+var layernormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const layernormBwdWholeBytes = 512 << 10
+
+// bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
+func layernormBwdTotals(n int) *[]float64 {
+	t, _ := layernormBwdTotalsPool.Get().(*[]float64)
+	if t == nil || cap(*t) < n {
+		s := make([]float64, n)
+		return &s
+	}
+	*t = (*t)[:n]
+	clear(*t)
+	return t
+}
+
+// bwdAdd adds a block's float32 column sums into the totals.
+func layernormBwdAdd(total []float64, part []float32) {
+	part = part[:len(total)]
+	for i, v := range part {
+		total[i] += float64(v)
+	}
+}
+
+// bwdStore rounds the totals into the gradients.
+func layernormBwdStore(out []float32, total []float64) {
+	out = out[:len(total)]
+	for i, v := range total {
+		out[i] = float32(v)
+	}
 }
 
 // columnBlock is the widest vector's lanes: the Columns kernels' rows (channels of

@@ -584,27 +584,77 @@ func RMSNormStatsBackward4096(dx, dgamma, dy, x, rstd, gamma []float32) {
 		clear(dgamma)
 		return
 	}
-	rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
-	rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma, rows)
+	const block = 8
+	inPlace := &dx[0] == &dy[0]
+	if rows*4096*8 <= rmsnormBwdWholeBytes {
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], rstd[r0:r1], gamma, r1-r0)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], rstd[r0:r1], gamma, r1-r0)
+			}
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, 4096, rows, 4096)
+		}
+		return
+	}
+	t := rmsnormBwdTotals(4096)
+	dgammaSum := *t
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		}
+		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy[lo*4096:], x[lo*4096:], rstd[lo:hi], 4096, hi-lo, 4096)
+		rmsnormBwdAdd(dgammaSum, dgamma)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		}
+	}
+	rmsnormBwdStore(dgamma, dgammaSum)
+	rmsnormBwdTotalsPool.Put(t)
 }
 
 // RMSNormStatsBackward4096Parallel is RMSNormStatsBackward4096 with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in RMSNormStatsBackward4096, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as RMSNormStatsBackward4096 runs it.
+// Every value is computed by the same instructions in the same order as
+// in RMSNormStatsBackward4096, so the results are the same bits.
 func RMSNormStatsBackward4096Parallel(dx, dgamma, dy, x, rstd, gamma []float32) {
 	rows := rmsnormCheckRMSNormStatsBackward4096("rmsnorm.RMSNormStatsBackward4096Parallel", dx, dgamma, dy, x, rstd, gamma)
 	if rows == 0 {
 		clear(dgamma)
 		return
 	}
-	rmsnormParallelColumns(4096, rows, func(lo, hi int) {
-		rmsnormImplRMSNormStatsBackwardParams(dgamma[lo:hi], dy[lo:], x[lo:], rstd, hi-lo, rows, 4096)
-	})
+	const block = 8
+	if rows*4096*8 <= rmsnormBwdWholeBytes {
+		rmsnormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[c0:], x[c0:], rstd, w, rows, 4096)
+		})
+	} else {
+		rmsnormParallelColumns(4096, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := rmsnormBwdTotals(w)
+			dgammaSum := *t
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*4096+c0:], x[lo*4096+c0:], rstd[lo:hi], w, hi-lo, 4096)
+				rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
+			}
+			rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
+			rmsnormBwdTotalsPool.Put(t)
+		})
+	}
 	rmsnormParallelRowBlocks(rows, 4096, func(lo, hi int) {
-		rmsnormImplRMSNormStatsBackwardRows4096(dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			rmsnormImplRMSNormStatsBackwardRows4096(dx[r0*4096:r1*4096], dy[r0*4096:r1*4096], x[r0*4096:r1*4096], rstd[r0:r1], gamma, r1-r0)
+		}
 	})
 }
 
@@ -647,27 +697,77 @@ func RMSNormStatsBackwardAny(dx, dgamma, dy, x, rstd, gamma []float32, h int) {
 		clear(dgamma)
 		return
 	}
-	rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
-	rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma, rows, h)
+	block := rmsnormBwdBlockRows(h * 8)
+	inPlace := &dx[0] == &dy[0]
+	if rows*h*8 <= rmsnormBwdWholeBytes {
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], rstd[r0:r1], gamma, r1-r0, h)
+			}
+		} else {
+			for r0 := 0; r0 < rows; r0 += block {
+				r1 := min(r0+block, rows)
+				rmsnormImplRMSNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], rstd[r0:r1], gamma, r1-r0, h)
+			}
+			rmsnormImplRMSNormStatsBackwardParams(dgamma, dy, x, rstd, h, rows, h)
+		}
+		return
+	}
+	t := rmsnormBwdTotals(h)
+	dgammaSum := *t
+	for lo := 0; lo < rows; lo += block {
+		hi := min(lo+block, rows)
+		if !inPlace {
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		}
+		rmsnormImplRMSNormStatsBackwardParams(dgamma, dy[lo*h:], x[lo*h:], rstd[lo:hi], h, hi-lo, h)
+		rmsnormBwdAdd(dgammaSum, dgamma)
+		if inPlace {
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		}
+	}
+	rmsnormBwdStore(dgamma, dgammaSum)
+	rmsnormBwdTotalsPool.Put(t)
 }
 
 // RMSNormStatsBackwardAnyParallel is RMSNormStatsBackwardAny with its work split across up to
 // GOMAXPROCS goroutines: the sums over rows by blocks of 64 columns, then the
-// rows by blocks of 64 rows. Every value is computed by the same
-// instructions in the same order as in RMSNormStatsBackwardAny, so the results are the
-// same bits; only rows after one whose float32 sums left float32's range
-// (which the float64 path then computed) may differ in their last bits.
+// rows by blocks of 64 rows, each run block by block as RMSNormStatsBackwardAny runs it.
+// Every value is computed by the same instructions in the same order as
+// in RMSNormStatsBackwardAny, so the results are the same bits.
 func RMSNormStatsBackwardAnyParallel(dx, dgamma, dy, x, rstd, gamma []float32, h int) {
 	rows := rmsnormCheckRMSNormStatsBackwardAny("rmsnorm.RMSNormStatsBackwardAnyParallel", dx, dgamma, dy, x, rstd, gamma, h)
 	if rows == 0 {
 		clear(dgamma)
 		return
 	}
-	rmsnormParallelColumns(h, rows, func(lo, hi int) {
-		rmsnormImplRMSNormStatsBackwardParams(dgamma[lo:hi], dy[lo:], x[lo:], rstd, hi-lo, rows, h)
-	})
+	block := rmsnormBwdBlockRows(h * 8)
+	if rows*h*8 <= rmsnormBwdWholeBytes {
+		rmsnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[c0:], x[c0:], rstd, w, rows, h)
+		})
+	} else {
+		rmsnormParallelColumns(h, rows, func(c0, c1 int) {
+			w := c1 - c0
+			t := rmsnormBwdTotals(w)
+			dgammaSum := *t
+			for lo := 0; lo < rows; lo += block {
+				hi := min(lo+block, rows)
+				rmsnormImplRMSNormStatsBackwardParams(dgamma[c0:c1], dy[lo*h+c0:], x[lo*h+c0:], rstd[lo:hi], w, hi-lo, h)
+				rmsnormBwdAdd(dgammaSum, dgamma[c0:c1])
+			}
+			rmsnormBwdStore(dgamma[c0:c1], dgammaSum)
+			rmsnormBwdTotalsPool.Put(t)
+		})
+	}
 	rmsnormParallelRowBlocks(rows, h, func(lo, hi int) {
-		rmsnormImplRMSNormStatsBackwardRowsAny(dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+		for r0 := lo; r0 < hi; r0 += block {
+			r1 := min(r0+block, hi)
+			rmsnormImplRMSNormStatsBackwardRowsAny(dx[r0*h:r1*h], dy[r0*h:r1*h], x[r0*h:r1*h], rstd[r0:r1], gamma, r1-r0, h)
+		}
 	})
 }
 
@@ -879,6 +979,53 @@ func rmsnormParallelColumns(cols, rows int, f func(lo, hi int)) {
 // computed as in one call) on up to GOMAXPROCS goroutines, and waits for all.
 func rmsnormParallelRowBlocks(rows, h int, f func(lo, hi int)) {
 	rmsnormParallelColumns(rows, h, f)
+}
+
+// bwdBlockRows is the rows of a block of a blocked backward for rows of rowBytes
+// bytes of dy and x: the largest power of two up to 64 (one float32 chunk of the
+// sums over rows) within 256 KiB (in L2 between the kernels that read them), at least 1.
+func rmsnormBwdBlockRows(rowBytes int) int {
+	b := 64
+	for b > 1 && b*rowBytes > 256<<10 {
+		b /= 2
+	}
+	return b
+}
+
+// bwdTotalsPool keeps the float64 column totals of the blocked backward between
+// calls: a call allocates none once the pool holds enough.
+var rmsnormBwdTotalsPool sync.Pool
+
+// bwdWholeBytes is the most dy and x of a call whose sums over rows run at once,
+// without blocks: the call stays in L2, and the blocks' totals would only add work.
+const rmsnormBwdWholeBytes = 512 << 10
+
+// bwdTotals is n zeroed totals from bwdTotalsPool (give them back with Put).
+func rmsnormBwdTotals(n int) *[]float64 {
+	t, _ := rmsnormBwdTotalsPool.Get().(*[]float64)
+	if t == nil || cap(*t) < n {
+		s := make([]float64, n)
+		return &s
+	}
+	*t = (*t)[:n]
+	clear(*t)
+	return t
+}
+
+// bwdAdd adds a block's float32 column sums into the totals.
+func rmsnormBwdAdd(total []float64, part []float32) {
+	part = part[:len(total)]
+	for i, v := range part {
+		total[i] += float64(v)
+	}
+}
+
+// bwdStore rounds the totals into the gradients.
+func rmsnormBwdStore(out []float32, total []float64) {
+	out = out[:len(total)]
+	for i, v := range total {
+		out[i] = float32(v)
+	}
 }
 
 // checkEps panics unless eps is 0 or a finite float32 of at least the smallest
