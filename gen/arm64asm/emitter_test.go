@@ -10,7 +10,8 @@ import (
 // TestGoAssembler check their encodings.
 var wordMethods = map[string]bool{"VFADD": true, "VFSUB": true, "VFMUL": true, "VFADDP": true, "FADDP": true,
 	"VFDIV": true, "VFCMGE": true, "VFSQRT": true, "VLDRQ": true,
-	"VFCMEQ": true, "VFCVTL": true, "VFCVTN": true, "VSHLL": true, "VSHRN": true}
+	"VFCMEQ": true, "VFCVTL": true, "VFCVTN": true, "VSHLL": true, "VSHRN": true,
+	"VFMAX": true, "VADDHN": true}
 
 // TestAllFormsCoverEveryMethod keeps allForms (and so TestGoAssembler)
 // complete: every instruction method of Func must appear in it.

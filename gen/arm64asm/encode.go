@@ -26,6 +26,8 @@ const (
 	wFCVTN                   // FCVTN, FCVTN2: 4S to 4H (or the upper 4H of 8H)
 	wSHLL                    // SHLL, SHLL2 by 16: 4H (or the upper 4H of 8H) to 4S
 	wSHRN                    // SHRN: 4S shifted right, narrowed to 4H
+	wFMAX                    // FMAX (vector)
+	wADDHN                   // ADDHN, ADDHN2: high halves of 4S sums to 4H (or the upper 4H of 8H)
 	numWordOps
 )
 
@@ -42,6 +44,7 @@ var threeSame = map[wordOp]struct {
 	wFDIV:  {0x2e20fc00, "fdiv"},
 	wFCMGE: {0x2e20e400, "fcmge"},
 	wFCMEQ: {0x0e20e400, "fcmeq"},
+	wFMAX:  {0x0e20f400, "fmax"},
 }
 
 // encodeThreeSame encodes op Vd.T, Vn.T, Vm.T for T in 2S, 4S, 2D.
@@ -173,6 +176,23 @@ func encodeSHRN(shift int, n, d VArr) (uint32, string, error) {
 	return w, fmt.Sprintf("shrn %s, %s, #%d", d.gnu(), n.gnu(), shift), nil
 }
 
+// encodeADDHN encodes addhn Vd.4H, Vn.4S, Vm.4S, or with d an 8H addhn2
+// into its upper half (Advanced SIMD three different, size 01, opcode 0100).
+func encodeADDHN(d, n, m VArr) (uint32, string, error) {
+	if n.Arr != S4 || m.Arr != S4 || (d.Arr != H4 && d.Arr != H8) {
+		return 0, "", fmt.Errorf("arm64asm: addhn: want 4S sources and a 4H or 8H result, got %s, %s, %s", d.asm(), n.asm(), m.asm())
+	}
+	if d.Reg > 31 || n.Reg > 31 || m.Reg > 31 {
+		return 0, "", fmt.Errorf("arm64asm: addhn: register out of range")
+	}
+	gnu, q := "addhn", uint32(0)
+	if d.Arr == H8 {
+		gnu, q = "addhn2", 1
+	}
+	w := uint32(0x0e604000) | q<<30 | uint32(m.Reg)<<16 | uint32(n.Reg)<<5 | uint32(d.Reg)
+	return w, fmt.Sprintf("%s %s, %s, %s", gnu, d.gnu(), n.gnu(), m.gnu()), nil
+}
+
 func (f *Func) word(op wordOp, w uint32, gnu string, err error) {
 	if err != nil {
 		f.fail(err)
@@ -273,4 +293,20 @@ func (f *Func) VSHLL(n, d VArr) {
 func (f *Func) VSHRN(shift int, n, d VArr) {
 	w, s, err := encodeSHRN(shift, n, d)
 	f.word(wSHRN, w, s, err)
+}
+
+// VFMAX: d = max(n, m), lane-wise (FMAX vector, as WORD). VFMAX(v, v, d)
+// is v, except that a signaling NaN comes out quiet (FPCR.DN clear: the
+// payload kept, the quiet bit set).
+func (f *Func) VFMAX(m, n, d VArr) {
+	w, s, err := encodeThreeSame(wFMAX, d, n, m)
+	f.word(wFMAX, w, s, err)
+}
+
+// VADDHN: the upper 16 bits of each 32-bit lane of n + m into d's 4H, or
+// with d an 8H into its upper 4H, leaving the lower (ADDHN, ADDHN2, as
+// WORD).
+func (f *Func) VADDHN(m, n, d VArr) {
+	w, s, err := encodeADDHN(d, n, m)
+	f.word(wADDHN, w, s, err)
 }

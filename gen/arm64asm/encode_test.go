@@ -53,6 +53,8 @@ var forms = []form{
 	{"fcvtn", func(f *Func, r [3]VReg, a Arrangement) { f.VFCVTN(r[0].S4(), VArr{r[1], a}) }, []Arrangement{H4, H8}, 2},
 	{"shll", func(f *Func, r [3]VReg, a Arrangement) { f.VSHLL(VArr{r[0], a}, r[1].S4()) }, []Arrangement{H4, H8}, 2},
 	{"shrn", func(f *Func, r [3]VReg, a Arrangement) { f.VSHRN(1+int(r[2])%16, r[0].S4(), VArr{r[1], a}) }, []Arrangement{H4}, 3},
+	{"fmax", func(f *Func, r [3]VReg, a Arrangement) { f.VFMAX(VArr{r[0], a}, VArr{r[1], a}, VArr{r[2], a}) }, []Arrangement{S2, S4, D2}, 3},
+	{"addhn", func(f *Func, r [3]VReg, a Arrangement) { f.VADDHN(r[0].S4(), r[1].S4(), VArr{r[2], a}) }, []Arrangement{H4, H8}, 3},
 	{"ldr q register offset", func(f *Func, r [3]VReg, a Arrangement) { f.VLDRQ(gpOf(r[1]), gpOf(r[2]), VArr{r[0], a}) }, []Arrangement{S4}, 3},
 }
 

@@ -57,6 +57,10 @@ func allForms(f *Func) {
 	f.VSHL(15, VReg(13).S4(), VReg(14).S4())
 	f.VUSRA(31, VReg(15).S4(), VReg(16).S4())
 	f.VUZP2(VReg(17).H8(), VReg(18).H8(), VReg(19).H8())
+	f.VZIP1(VReg(20).H8(), VReg(21).H8(), VReg(22).H8())
+	f.VZIP2(VReg(23).H8(), VReg(24).H8(), VReg(25).H8())
+	f.VSUB(VReg(26).S4(), VReg(27).S4(), VReg(28).S4())
+	f.VCMTST(VReg(29).S4(), VReg(30).S4(), VReg(31).S4())
 	f.VMOVLane(VReg(5).DLane(0), 6)
 	f.VMOVLane(VReg(7).DLane(1), 8)
 	f.VDUP(VReg(3).SLane(1), VReg(5).S4())
@@ -78,6 +82,9 @@ func allForms(f *Func) {
 	f.VSHLL(VReg(2).H4(), VReg(3).S4())
 	f.VSHLL(VReg(4).H8(), VReg(5).S4())
 	f.VSHRN(16, VReg(6).S4(), VReg(7).H4())
+	f.VFMAX(VReg(8).S4(), VReg(9).S4(), VReg(10).S4())
+	f.VADDHN(VReg(11).S4(), VReg(12).S4(), VReg(13).H4())
+	f.VADDHN(VReg(14).S4(), VReg(15).S4(), VReg(16).H8())
 	f.FMOVS(Mem{Base: 1}, FReg(2))
 	f.FMOVS(Mem{Base: 1, Off: 8}, FReg(2))
 	f.FMOVSP(Mem{Base: 1, Off: 4}, FReg(3))
@@ -155,6 +162,10 @@ var allFormsGNU = []string{
 	"shl v14.4s, v13.4s, #15",
 	"usra v16.4s, v15.4s, #31",
 	"uzp2 v19.8h, v18.8h, v17.8h",
+	"zip1 v22.8h, v21.8h, v20.8h",
+	"zip2 v25.8h, v24.8h, v23.8h",
+	"sub v28.4s, v27.4s, v26.4s",
+	"cmtst v31.4s, v30.4s, v29.4s",
 	"mov x6, v5.d[0]",
 	"mov x8, v7.d[1]",
 	"dup v5.4s, v3.s[1]",
@@ -176,6 +187,9 @@ var allFormsGNU = []string{
 	"shll v3.4s, v2.4h, #16",
 	"shll2 v5.4s, v4.8h, #16",
 	"shrn v7.4h, v6.4s, #16",
+	"fmax v10.4s, v9.4s, v8.4s",
+	"addhn v13.4h, v12.4s, v11.4s",
+	"addhn2 v16.8h, v15.4s, v14.4s",
 	"ldr s2, [x1]",
 	"ldr s2, [x1,#8]",
 	"ldr s3, [x1],#4",

@@ -310,6 +310,41 @@ func (f *Func) VUZP2(m, n, d VArr) {
 	f.emit("VUZP2", m, n, d)
 }
 
+// VZIP1 interleaves the lower 16-bit lanes of n and m into d (H8): n0,
+// m0, n1, m1...; with n zero, each 32-bit lane is m's lane shifted left
+// 16 (bfloat16 to float32).
+func (f *Func) VZIP1(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != H8 {
+		f.failf("VZIP1: want H8 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VZIP1", m, n, d)
+}
+
+// VZIP2 is VZIP1 of the upper 16-bit lanes (4 to 7) of n and m.
+func (f *Func) VZIP2(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != H8 {
+		f.failf("VZIP2: want H8 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VZIP2", m, n, d)
+}
+
+// VSUB: d = n - m, lane-wise integer subtraction (S4: 32-bit lanes).
+func (f *Func) VSUB(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != S4 {
+		f.failf("VSUB: want S4 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VSUB", m, n, d)
+}
+
+// VCMTST: each 32-bit lane of d = all ones when n & m is not zero, else
+// zero (S4).
+func (f *Func) VCMTST(m, n, d VArr) {
+	if !sameArr(m, n, d) || d.Arr != S4 {
+		f.failf("VCMTST: want S4 operands, got %s, %s, %s", m.asm(), n.asm(), d.asm())
+	}
+	f.emit("VCMTST", m, n, d)
+}
+
 // VEOR: d = n ^ m, bitwise (VEOR v, v, v zeroes v).
 func (f *Func) VEOR(m, n, d VArr) {
 	if !sameArr(m, n, d) || (d.Arr != B8 && d.Arr != B16) {

@@ -24,19 +24,21 @@ TEXT ·halfnormNeonBF16LayerNorm768(SB), NOSPLIT, $0-48
 	FMOVS	R5, F28
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R5
-	FMOVS	R5, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R5
 	FMOVS	R5, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R5
+	FMOVS	R5, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R1), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R1), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -45,14 +47,14 @@ row:
 	MOVD	$48, R6
 pass1main:
 	VLD1.P	32(R5), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -66,11 +68,11 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -83,14 +85,14 @@ pass1main:
 	MOVD	$48, R6
 pass2main:
 	VLD1.P	32(R5), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -113,28 +115,28 @@ pass2main:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -142,54 +144,52 @@ pass2main:
 	MOVD	$48, R9
 pass3main:
 	VLD1.P	32(R6), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	VADD	V26.S4, V5.S4, V19.S4
-	VSHL	$15, V5.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	WORD	$0x4e25e4b4 // fcmeq v20.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V21.S4
-	VUSRA	$31, V21.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e25f4b4 // fmax v20.4s, v5.4s, v5.4s
+	WORD	$0x4e734280 // addhn2 v0.8h, v20.4s, v19.4s
 	WORD	$0x4e26e4d4 // fcmeq v20.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V1.B16
-	VADD	V26.S4, V7.S4, V19.S4
-	VSHL	$15, V7.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V6.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e26f4d4 // fmax v20.4s, v6.4s, v6.4s
+	WORD	$0x0e734281 // addhn v1.4h, v20.4s, v19.4s
 	WORD	$0x4e27e4f4 // fcmeq v20.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e27f4f4 // fmax v20.4s, v7.4s, v7.4s
+	WORD	$0x4e734281 // addhn2 v1.8h, v20.4s, v19.4s
 	VST1.P	[V0.H8, V1.H8], 32(R5)
 	SUBS	$1, R9, R9
 	BNE	pass3main
@@ -224,19 +224,21 @@ TEXT ·halfnormNeonBF16LayerNorm1024(SB), NOSPLIT, $0-48
 	FMOVS	R5, F28
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R5
-	FMOVS	R5, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R5
 	FMOVS	R5, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R5
+	FMOVS	R5, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R1), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R1), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -245,14 +247,14 @@ row:
 	MOVD	$64, R6
 pass1main:
 	VLD1.P	32(R5), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -266,11 +268,11 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -283,14 +285,14 @@ pass1main:
 	MOVD	$64, R6
 pass2main:
 	VLD1.P	32(R5), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -313,28 +315,28 @@ pass2main:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -342,54 +344,52 @@ pass2main:
 	MOVD	$64, R9
 pass3main:
 	VLD1.P	32(R6), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	VADD	V26.S4, V5.S4, V19.S4
-	VSHL	$15, V5.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	WORD	$0x4e25e4b4 // fcmeq v20.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V21.S4
-	VUSRA	$31, V21.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e25f4b4 // fmax v20.4s, v5.4s, v5.4s
+	WORD	$0x4e734280 // addhn2 v0.8h, v20.4s, v19.4s
 	WORD	$0x4e26e4d4 // fcmeq v20.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V1.B16
-	VADD	V26.S4, V7.S4, V19.S4
-	VSHL	$15, V7.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V6.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e26f4d4 // fmax v20.4s, v6.4s, v6.4s
+	WORD	$0x0e734281 // addhn v1.4h, v20.4s, v19.4s
 	WORD	$0x4e27e4f4 // fcmeq v20.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e27f4f4 // fmax v20.4s, v7.4s, v7.4s
+	WORD	$0x4e734281 // addhn2 v1.8h, v20.4s, v19.4s
 	VST1.P	[V0.H8, V1.H8], 32(R5)
 	SUBS	$1, R9, R9
 	BNE	pass3main
@@ -424,25 +424,27 @@ TEXT ·halfnormNeonBF16LayerNorm4096(SB), NOSPLIT, $0-48
 	FMOVS	R5, F28
 	MOVW	$0x7f7fffff, R5
 	FMOVS	R5, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R5
-	FMOVS	R5, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R5
 	FMOVS	R5, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R5
+	FMOVS	R5, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R1), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R1), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R5
-	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$256, R7
 pass1chunk:
 	SUBS	$64, R7, R7
@@ -450,14 +452,14 @@ pass1chunk:
 	MOVD	$64, R6
 pass1iter:
 	VLD1.P	32(R5), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -469,7 +471,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -482,16 +484,16 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -501,8 +503,8 @@ pass1chunked:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R5
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$256, R7
 pass2chunk:
 	SUBS	$64, R7, R7
@@ -510,14 +512,14 @@ pass2chunk:
 	MOVD	$64, R6
 pass2iter:
 	VLD1.P	32(R5), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -533,7 +535,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -541,7 +543,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -554,39 +556,39 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R5
 	MOVD	R1, R6
 	MOVD	R2, R7
@@ -594,54 +596,52 @@ pass2chunked:
 	MOVD	$256, R9
 pass3main:
 	VLD1.P	32(R6), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	VADD	V26.S4, V5.S4, V19.S4
-	VSHL	$15, V5.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	WORD	$0x4e25e4b4 // fcmeq v20.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V21.S4
-	VUSRA	$31, V21.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e25f4b4 // fmax v20.4s, v5.4s, v5.4s
+	WORD	$0x4e734280 // addhn2 v0.8h, v20.4s, v19.4s
 	WORD	$0x4e26e4d4 // fcmeq v20.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V1.B16
-	VADD	V26.S4, V7.S4, V19.S4
-	VSHL	$15, V7.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V6.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e26f4d4 // fmax v20.4s, v6.4s, v6.4s
+	WORD	$0x0e734281 // addhn v1.4h, v20.4s, v19.4s
 	WORD	$0x4e27e4f4 // fcmeq v20.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e27f4f4 // fmax v20.4s, v7.4s, v7.4s
+	WORD	$0x4e734281 // addhn2 v1.8h, v20.4s, v19.4s
 	VST1.P	[V0.H8, V1.H8], 32(R5)
 	SUBS	$1, R9, R9
 	BNE	pass3main
@@ -681,26 +681,28 @@ TEXT ·halfnormNeonBF16LayerNormAny(SB), NOSPLIT, $0-56
 	FMOVS	R8, F28
 	MOVW	$0x7f7fffff, R8
 	FMOVS	R8, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R8
-	FMOVS	R8, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R8
 	FMOVS	R8, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R8
+	FMOVS	R8, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R1), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R1), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R8
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R10
 	LSR	$4, R5, R11
 pass1chunk:
@@ -709,14 +711,14 @@ pass1chunk:
 	MOVD	$64, R9
 pass1iter:
 	VLD1.P	32(R8), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -728,7 +730,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -736,8 +738,8 @@ pass1iter:
 	SUBS	$1, R10, R10
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e37d6d6 // fadd v22.4s, v22.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R10
 	B	pass1chunk
 pass1short:
@@ -747,44 +749,44 @@ pass1chunked:
 	AND	$8, R5, R9
 	CBZ	R9, pass1vec2Done
 	VLD1.P	16(R8), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
 	AND	$4, R5, R9
 	CBZ	R9, pass1vec1Done
 	VLD1.P	8(R8), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V6.H8
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R5, R9
 	CBZ	R9, pass1tailDone
 pass1tail:
 	VLD1.P	2(R8), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
-	FSUBS	F24, F4, F4
+	VZIP1	V4.H8, V26.H8, V4.H8
+	FSUBS	F23, F4, F4
 	FADDS	F4, F0, F0
 	SUBS	$1, R9, R9
 	BNE	pass1tail
 pass1tailDone:
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -794,10 +796,10 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R8
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R10
 	LSR	$4, R5, R11
 pass2chunk:
@@ -806,14 +808,14 @@ pass2chunk:
 	MOVD	$64, R9
 pass2iter:
 	VLD1.P	32(R8), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -829,7 +831,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -837,7 +839,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -845,10 +847,10 @@ pass2iter:
 	SUBS	$1, R10, R10
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R10
 	B	pass2chunk
 pass2short:
@@ -858,10 +860,10 @@ pass2chunked:
 	AND	$8, R5, R9
 	CBZ	R9, pass2vec2Done
 	VLD1.P	16(R8), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	VZIP1	V9.H8, V26.H8, V8.H8
+	VZIP2	V9.H8, V26.H8, V9.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -870,31 +872,31 @@ pass2vec2Done:
 	AND	$4, R5, R9
 	CBZ	R9, pass2vec1Done
 	VLD1.P	8(R8), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V10.H8
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R5, R9
 	CBZ	R9, pass2tailDone
 pass2tail:
 	VLD1.P	2(R8), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
-	FSUBS	F24, F8, F8
+	VZIP1	V8.H8, V26.H8, V8.H8
+	FSUBS	F23, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R9, R9
@@ -902,28 +904,28 @@ pass2tail:
 pass2tailDone:
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
 	MOVD	R2, R10
@@ -932,54 +934,52 @@ pass2tailDone:
 	CBZ	R12, pass3mainDone
 pass3main:
 	VLD1.P	32(R9), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	VADD	V26.S4, V5.S4, V19.S4
-	VSHL	$15, V5.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	WORD	$0x4e25e4b4 // fcmeq v20.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V21.S4
-	VUSRA	$31, V21.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e25f4b4 // fmax v20.4s, v5.4s, v5.4s
+	WORD	$0x4e734280 // addhn2 v0.8h, v20.4s, v19.4s
 	WORD	$0x4e26e4d4 // fcmeq v20.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V1.B16
-	VADD	V26.S4, V7.S4, V19.S4
-	VSHL	$15, V7.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V6.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e26f4d4 // fmax v20.4s, v6.4s, v6.4s
+	WORD	$0x0e734281 // addhn v1.4h, v20.4s, v19.4s
 	WORD	$0x4e27e4f4 // fcmeq v20.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e27f4f4 // fmax v20.4s, v7.4s, v7.4s
+	WORD	$0x4e734281 // addhn2 v1.8h, v20.4s, v19.4s
 	VST1.P	[V0.H8, V1.H8], 32(R8)
 	SUBS	$1, R12, R12
 	BNE	pass3main
@@ -987,70 +987,67 @@ pass3mainDone:
 	AND	$8, R5, R12
 	CBZ	R12, pass3vec2Done
 	VLD1.P	16(R9), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
+	VZIP1	V1.H8, V26.H8, V0.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
 	VLD1.P	32(R11), [V4.S4, V5.S4]
 	VLD1.P	32(R10), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	VADD	V26.S4, V5.S4, V19.S4
-	VSHL	$15, V5.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	WORD	$0x4e25e4b4 // fcmeq v20.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V0.H8, V0.H8
+	VCMTST	V24.S4, V5.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e25f4b4 // fmax v20.4s, v5.4s, v5.4s
+	WORD	$0x4e734280 // addhn2 v0.8h, v20.4s, v19.4s
 	VST1.P	[V0.H8], 16(R8)
 pass3vec2Done:
 	AND	$4, R5, R12
 	CBZ	R12, pass3vec1Done
 	VLD1.P	8(R9), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V2.H8
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
 	VLD1.P	16(R11), [V6.S4]
 	VLD1.P	16(R10), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
-	VADD	V26.S4, V6.S4, V0.S4
-	VSHL	$15, V6.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e26e4d4 // fcmeq v20.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V6.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e26f4d4 // fmax v20.4s, v6.4s, v6.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	VST1.P	[V0.H4], 8(R8)
 pass3vec1Done:
 	AND	$3, R5, R12
 	CBZ	R12, pass3tailDone
 pass3tail:
 	VLD1.P	2(R9), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
-	FSUBS	F24, F0, F0
+	VZIP1	V0.H8, V26.H8, V0.H8
 	FSUBS	F23, F0, F0
-	FMULS	F22, F0, F0
+	FSUBS	F22, F0, F0
+	FMULS	F21, F0, F0
 	FMOVS.P	4(R11), F4
 	FMOVS.P	4(R10), F8
 	FMADDS	F8, F4, F0, F4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V21.S4
-	VUSRA	$31, V21.S4, V0.S4
 	WORD	$0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V4.S4, V19.S4
+	VSUB	V19.S4, V25.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e24f494 // fmax v20.4s, v4.4s, v4.4s
+	WORD	$0x0e734280 // addhn v0.4h, v20.4s, v19.4s
 	VST1.P	V0.H[0], 2(R8)
 	SUBS	$1, R12, R12
 	BNE	pass3tail
@@ -1085,13 +1082,15 @@ TEXT ·halfnormNeonBF16RMSNorm2048(SB), NOSPLIT, $0-40
 	FMOVS	R4, F28
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R4
-	FMOVS	R4, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R4
 	FMOVS	R4, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R4
+	FMOVS	R4, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -1106,14 +1105,14 @@ row:
 	MOVD	$64, R5
 pass1main:
 	VLD1.P	64(R4), [V12.H8, V13.H8, V14.H8, V15.H8]
-	WORD	$0x2e613988 // shll v8.4s, v12.4h, #16
-	WORD	$0x6e613989 // shll2 v9.4s, v12.8h, #16
-	WORD	$0x2e6139aa // shll v10.4s, v13.4h, #16
-	WORD	$0x6e6139ab // shll2 v11.4s, v13.8h, #16
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
+	VZIP1	V12.H8, V26.H8, V8.H8
+	VZIP2	V12.H8, V26.H8, V9.H8
+	VZIP1	V13.H8, V26.H8, V10.H8
+	VZIP2	V13.H8, V26.H8, V11.H8
+	VZIP1	V14.H8, V26.H8, V12.H8
+	VZIP2	V14.H8, V26.H8, V13.H8
+	VZIP1	V15.H8, V26.H8, V14.H8
+	VZIP2	V15.H8, V26.H8, V15.H8
 	VFMLA	V8.S4, V8.S4, V0.S4
 	VFMLA	V9.S4, V9.S4, V1.S4
 	VFMLA	V10.S4, V10.S4, V2.S4
@@ -1135,65 +1134,63 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: dst = x*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$128, R7
 pass2main:
 	VLD1.P	32(R5), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R4)
 	SUBS	$1, R7, R7
 	BNE	pass2main
@@ -1227,13 +1224,15 @@ TEXT ·halfnormNeonBF16RMSNorm4096(SB), NOSPLIT, $0-40
 	FMOVS	R4, F28
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R4
-	FMOVS	R4, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R4
 	FMOVS	R4, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R4
+	FMOVS	R4, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -1245,7 +1244,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$128, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -1253,14 +1252,14 @@ pass1chunk:
 	MOVD	$64, R5
 pass1iter:
 	VLD1.P	64(R4), [V12.H8, V13.H8, V14.H8, V15.H8]
-	WORD	$0x2e613988 // shll v8.4s, v12.4h, #16
-	WORD	$0x6e613989 // shll2 v9.4s, v12.8h, #16
-	WORD	$0x2e6139aa // shll v10.4s, v13.4h, #16
-	WORD	$0x6e6139ab // shll2 v11.4s, v13.8h, #16
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
+	VZIP1	V12.H8, V26.H8, V8.H8
+	VZIP2	V12.H8, V26.H8, V9.H8
+	VZIP1	V13.H8, V26.H8, V10.H8
+	VZIP2	V13.H8, V26.H8, V11.H8
+	VZIP1	V14.H8, V26.H8, V12.H8
+	VZIP2	V14.H8, V26.H8, V13.H8
+	VZIP1	V15.H8, V26.H8, V14.H8
+	VZIP2	V15.H8, V26.H8, V15.H8
 	VFMLA	V8.S4, V8.S4, V0.S4
 	VFMLA	V9.S4, V9.S4, V1.S4
 	VFMLA	V10.S4, V10.S4, V2.S4
@@ -1280,7 +1279,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1301,70 +1300,68 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: dst = x*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$256, R7
 pass2main:
 	VLD1.P	32(R5), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R4)
 	SUBS	$1, R7, R7
 	BNE	pass2main
@@ -1398,13 +1395,15 @@ TEXT ·halfnormNeonBF16RMSNorm8192(SB), NOSPLIT, $0-40
 	FMOVS	R4, F28
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R4
-	FMOVS	R4, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R4
 	FMOVS	R4, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R4
+	FMOVS	R4, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -1416,7 +1415,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$256, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -1424,14 +1423,14 @@ pass1chunk:
 	MOVD	$64, R5
 pass1iter:
 	VLD1.P	64(R4), [V12.H8, V13.H8, V14.H8, V15.H8]
-	WORD	$0x2e613988 // shll v8.4s, v12.4h, #16
-	WORD	$0x6e613989 // shll2 v9.4s, v12.8h, #16
-	WORD	$0x2e6139aa // shll v10.4s, v13.4h, #16
-	WORD	$0x6e6139ab // shll2 v11.4s, v13.8h, #16
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
+	VZIP1	V12.H8, V26.H8, V8.H8
+	VZIP2	V12.H8, V26.H8, V9.H8
+	VZIP1	V13.H8, V26.H8, V10.H8
+	VZIP2	V13.H8, V26.H8, V11.H8
+	VZIP1	V14.H8, V26.H8, V12.H8
+	VZIP2	V14.H8, V26.H8, V13.H8
+	VZIP1	V15.H8, V26.H8, V14.H8
+	VZIP2	V15.H8, V26.H8, V15.H8
 	VFMLA	V8.S4, V8.S4, V0.S4
 	VFMLA	V9.S4, V9.S4, V1.S4
 	VFMLA	V10.S4, V10.S4, V2.S4
@@ -1451,7 +1450,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1472,70 +1471,68 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: dst = x*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	R2, R6
 	MOVD	$512, R7
 pass2main:
 	VLD1.P	32(R5), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R4)
 	SUBS	$1, R7, R7
 	BNE	pass2main
@@ -1574,13 +1571,15 @@ TEXT ·halfnormNeonBF16RMSNormAny(SB), NOSPLIT, $0-48
 	FMOVS	R7, F28
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R7
-	FMOVS	R7, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R7
 	FMOVS	R7, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R7
+	FMOVS	R7, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -1592,8 +1591,8 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R7
-	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R9
 	LSR	$5, R4, R10
 pass1chunk:
@@ -1602,14 +1601,14 @@ pass1chunk:
 	MOVD	$64, R8
 pass1iter:
 	VLD1.P	64(R7), [V12.H8, V13.H8, V14.H8, V15.H8]
-	WORD	$0x2e613988 // shll v8.4s, v12.4h, #16
-	WORD	$0x6e613989 // shll2 v9.4s, v12.8h, #16
-	WORD	$0x2e6139aa // shll v10.4s, v13.4h, #16
-	WORD	$0x6e6139ab // shll2 v11.4s, v13.8h, #16
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
+	VZIP1	V12.H8, V26.H8, V8.H8
+	VZIP2	V12.H8, V26.H8, V9.H8
+	VZIP1	V13.H8, V26.H8, V10.H8
+	VZIP2	V13.H8, V26.H8, V11.H8
+	VZIP1	V14.H8, V26.H8, V12.H8
+	VZIP2	V14.H8, V26.H8, V13.H8
+	VZIP1	V15.H8, V26.H8, V14.H8
+	VZIP2	V15.H8, V26.H8, V15.H8
 	VFMLA	V8.S4, V8.S4, V0.S4
 	VFMLA	V9.S4, V9.S4, V1.S4
 	VFMLA	V10.S4, V10.S4, V2.S4
@@ -1629,7 +1628,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1641,8 +1640,8 @@ pass1iter:
 	SUBS	$1, R9, R9
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e37d6d6 // fadd v22.4s, v22.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R9
 	B	pass1chunk
 pass1short:
@@ -1652,10 +1651,10 @@ pass1chunked:
 	AND	$16, R4, R8
 	CBZ	R8, pass1vec4Done
 	VLD1.P	32(R7), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
 	VFMLA	V8.S4, V8.S4, V0.S4
 	VFMLA	V9.S4, V9.S4, V1.S4
 	VFMLA	V10.S4, V10.S4, V2.S4
@@ -1664,15 +1663,15 @@ pass1vec4Done:
 	AND	$8, R4, R8
 	CBZ	R8, pass1vec2Done
 	VLD1.P	16(R7), [V13.H8]
-	WORD	$0x2e6139ac // shll v12.4s, v13.4h, #16
-	WORD	$0x6e6139ad // shll2 v13.4s, v13.8h, #16
+	VZIP1	V13.H8, V26.H8, V12.H8
+	VZIP2	V13.H8, V26.H8, V13.H8
 	VFMLA	V12.S4, V12.S4, V4.S4
 	VFMLA	V13.S4, V13.S4, V5.S4
 pass1vec2Done:
 	AND	$4, R4, R8
 	CBZ	R8, pass1vec1Done
 	VLD1.P	8(R7), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
+	VZIP1	V14.H8, V26.H8, V14.H8
 	VFMLA	V14.S4, V14.S4, V6.S4
 pass1vec1Done:
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
@@ -1682,35 +1681,35 @@ pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R8
 	CBZ	R8, pass1tailDone
 pass1tail:
 	VLD1.P	2(R7), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V26.H8, V8.H8
 	FMADDS	F8, F0, F8, F0
 	SUBS	$1, R8, R8
 	BNE	pass1tail
 pass1tailDone:
 	// squareSum = sum(x*x)
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: dst = x*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -1718,45 +1717,43 @@ pass1tailDone:
 	CBZ	R10, pass2mainDone
 pass2main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R7)
 	SUBS	$1, R10, R10
 	BNE	pass2main
@@ -1764,59 +1761,56 @@ pass2mainDone:
 	AND	$8, R4, R10
 	CBZ	R10, pass2vec2Done
 	VLD1.P	16(R8), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	VZIP1	V1.H8, V26.H8, V0.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	VLD1.P	32(R9), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8], 16(R7)
 pass2vec2Done:
 	AND	$4, R4, R10
 	CBZ	R10, pass2vec1Done
 	VLD1.P	8(R8), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V2.H8
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	VLD1.P	16(R9), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	VADD	V26.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	[V4.H4], 8(R7)
 pass2vec1Done:
 	AND	$3, R4, R10
 	CBZ	R10, pass2tailDone
 pass2tail:
 	VLD1.P	2(R8), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
-	FMULS	F24, F0, F0
+	VZIP1	V0.H8, V26.H8, V0.H8
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R9), F4
 	FMULS	F4, F0, F0
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	V4.H[0], 2(R7)
 	SUBS	$1, R10, R10
 	BNE	pass2tail
@@ -1853,13 +1847,15 @@ TEXT ·halfnormNeonBF16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	FMOVS	R6, F28
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R6
-	FMOVS	R6, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R6
 	FMOVS	R6, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R6
+	FMOVS	R6, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -1868,7 +1864,7 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R6
 	MOVD	R3, R7
-	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$256, R9
 pass1chunk:
 	SUBS	$64, R9, R9
@@ -1876,15 +1872,15 @@ pass1chunk:
 	MOVD	$64, R8
 pass1iter:
 	VLD1.P	32(R6), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	VLD1.P	32(R7), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
@@ -1900,7 +1896,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -1913,25 +1909,25 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum((x + f)*(x + f))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	MOVD	R2, R8
@@ -1940,81 +1936,77 @@ pass1chunked:
 	MOVD	$256, R11
 pass2main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	VLD1.P	32(R9), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R7)
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R6)
 	SUBS	$1, R11, R11
 	BNE	pass2main
@@ -2057,13 +2049,15 @@ TEXT ·halfnormNeonBF16AddRMSNormAny(SB), NOSPLIT, $0-64
 	FMOVS	R9, F28
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R9
-	FMOVS	R9, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R9
 	FMOVS	R9, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R9
+	FMOVS	R9, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2072,8 +2066,8 @@ row:
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R2, R9
 	MOVD	R3, R10
-	VEOR	V24.B16, V24.B16, V24.B16
 	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R12
 	LSR	$4, R6, R13
 pass1chunk:
@@ -2082,15 +2076,15 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	32(R9), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
@@ -2106,7 +2100,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d718 // fadd v24.4s, v24.4s, v0.4s
+	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2114,8 +2108,8 @@ pass1iter:
 	SUBS	$1, R12, R12
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e38d6f7 // fadd v23.4s, v23.4s, v24.4s
-	VEOR	V24.B16, V24.B16, V24.B16
+	WORD	$0x4e37d6d6 // fadd v22.4s, v22.4s, v23.4s
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R12
 	B	pass1chunk
 pass1short:
@@ -2125,11 +2119,11 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	16(R9), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
+	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
+	VZIP1	V9.H8, V26.H8, V8.H8
+	VZIP2	V9.H8, V26.H8, V9.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
 	VFMLA	V4.S4, V4.S4, V0.S4
@@ -2138,26 +2132,26 @@ pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	8(R9), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
+	VZIP1	V6.H8, V26.H8, V6.H8
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
+	VZIP1	V10.H8, V26.H8, V10.H8
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	VFMLA	V6.S4, V6.S4, V2.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e38d6f8 // fadd v24.4s, v23.4s, v24.4s
-	WORD	$0x4e20d700 // fadd v0.4s, v24.4s, v0.4s
+	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
+	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R6, R11
 	CBZ	R11, pass1tailDone
 pass1tail:
 	VLD1.P	2(R9), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
+	VZIP1	V4.H8, V26.H8, V4.H8
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V26.H8, V8.H8
 	FADDS	F8, F4, F4
 	FMADDS	F4, F0, F4, F0
 	SUBS	$1, R11, R11
@@ -2165,20 +2159,20 @@ pass1tail:
 pass1tailDone:
 	// squareSum = sum((x + f)*(x + f))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F0, F24
+	FMULS	F31, F0, F23
 	// meanSquareEps = meanSquare + eps
-	FADDS	F30, F24, F24
+	FADDS	F30, F23, F23
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	FCMPS	F28, F24
+	FCMPS	F28, F23
 	BLT	done
-	FCMPS	F27, F24
+	FCMPS	F27, F23
 	BHI	done
 	// std = sqrt(meanSquareEps)
-	FSQRTS	F24, F24
+	FSQRTS	F23, F23
 	// rstd = 1 / std
-	FDIVS	F24, F29, F24
+	FDIVS	F23, F29, F23
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	R2, R11
@@ -2188,81 +2182,77 @@ pass1tailDone:
 	CBZ	R14, pass2mainDone
 pass2main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	VLD1.P	32(R12), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R10)
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	VLD1.P	64(R13), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
-	VADD	V26.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V5.S4
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V5.B16
-	VADD	V26.S4, V3.S4, V21.S4
-	VSHL	$15, V3.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c5 // addhn v5.4h, v22.4s, v21.4s
 	WORD	$0x4e23e476 // fcmeq v22.4s, v3.4s, v3.4s
-	VORR	V25.B16, V3.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V5.H8, V5.H8
+	VCMTST	V24.S4, V3.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e23f476 // fmax v22.4s, v3.4s, v3.4s
+	WORD	$0x4e7542c5 // addhn2 v5.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8, V5.H8], 32(R9)
 	SUBS	$1, R14, R14
 	BNE	pass2main
@@ -2270,100 +2260,94 @@ pass2mainDone:
 	AND	$8, R6, R14
 	CBZ	R14, pass2vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
+	VZIP1	V1.H8, V26.H8, V0.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
 	VLD1.P	16(R12), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
+	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8], 16(R10)
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	VLD1.P	32(R13), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	VADD	V26.S4, V1.S4, V21.S4
-	VSHL	$15, V1.S4, V23.S4
-	VUSRA	$31, V23.S4, V21.S4
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	WORD	$0x4e21e436 // fcmeq v22.4s, v1.4s, v1.4s
-	VORR	V25.B16, V1.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V21.B16
-	VUZP2	V21.H8, V4.H8, V4.H8
+	VCMTST	V24.S4, V1.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e21f436 // fmax v22.4s, v1.4s, v1.4s
+	WORD	$0x4e7542c4 // addhn2 v4.8h, v22.4s, v21.4s
 	VST1.P	[V4.H8], 16(R9)
 pass2vec2Done:
 	AND	$4, R6, R14
 	CBZ	R14, pass2vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
+	VZIP1	V2.H8, V26.H8, V2.H8
 	VLD1.P	8(R12), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
+	VZIP1	V6.H8, V26.H8, V6.H8
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
-	VADD	V26.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	[V4.H4], 8(R10)
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	VLD1.P	16(R13), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	VADD	V26.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
-	VORR	V25.B16, V2.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V2.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e22f456 // fmax v22.4s, v2.4s, v2.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	[V4.H4], 8(R9)
 pass2vec1Done:
 	AND	$3, R6, R14
 	CBZ	R14, pass2tailDone
 pass2tail:
 	VLD1.P	2(R11), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
+	VZIP1	V0.H8, V26.H8, V0.H8
 	VLD1.P	2(R12), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
+	VZIP1	V4.H8, V26.H8, V4.H8
 	FADDS	F4, F0, F0
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	V4.H[0], 2(R10)
-	FMULS	F24, F0, F0
+	FMULS	F23, F0, F0
 	FMOVS.P	4(R13), F4
 	FMULS	F4, F0, F0
-	VADD	V26.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V23.S4
-	VUSRA	$31, V23.S4, V4.S4
 	WORD	$0x4e20e416 // fcmeq v22.4s, v0.4s, v0.4s
-	VORR	V25.B16, V0.B16, V23.B16
-	VBIF	V22.B16, V23.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V24.S4, V0.S4, V21.S4
+	VSUB	V21.S4, V25.S4, V21.S4
+	VAND	V22.B16, V21.B16, V21.B16
+	WORD	$0x4e20f416 // fmax v22.4s, v0.4s, v0.4s
+	WORD	$0x0e7542c4 // addhn v4.4h, v22.4s, v21.4s
 	VST1.P	V4.H[0], 2(R9)
 	SUBS	$1, R14, R14
 	BNE	pass2tail
@@ -2813,29 +2797,31 @@ TEXT ·halfnormNeonBF16GroupNormAny(SB), NOSPLIT, $0-96
 	FMOVS	R10, F28
 	MOVW	$0x7f7fffff, R10
 	FMOVS	R10, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R10
-	FMOVS	R10, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R10
 	FMOVS	R10, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R10
+	FMOVS	R10, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R3), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R3), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row, segment by segment: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R10
-	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R12
 	MOVD	$64, R14
-	FMOVS	ZR, F23
+	FMOVS	ZR, F22
 	MOVD	segs+56(FP), R15
 pass1seg:
 	LSR	$4, R7, R13
@@ -2845,14 +2831,14 @@ pass1chunk:
 	MOVD	R14, R11
 pass1iter:
 	VLD1.P	32(R10), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -2864,9 +2850,9 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2875,8 +2861,8 @@ pass1iter:
 	SUBS	$1, R12, R12
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R12
 	B	pass1chunk
 pass1short:
@@ -2889,9 +2875,9 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2900,8 +2886,8 @@ pass1chunked:
 	SUBS	$1, R12, R12
 	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R12
 pass1tailFolded:
 	SUB	$3, R14, R14
@@ -2909,27 +2895,27 @@ pass1room:
 	AND	$8, R7, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	16(R10), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
 	AND	$4, R7, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	8(R10), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V6.H8
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
 	AND	$3, R7, R11
 	CBZ	R11, pass1tailDone
 pass1tail:
 	VLD1.P	2(R10), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
-	FSUBS	F24, F4, F4
-	FADDS	F4, F23, F23
+	VZIP1	V4.H8, V26.H8, V4.H8
+	FSUBS	F23, F4, F4
+	FADDS	F4, F22, F22
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
@@ -2939,18 +2925,18 @@ pass1tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
-	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
+	WORD	$0x4e35d695 // fadd v21.4s, v20.4s, v21.4s
+	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FADDS	F23, F0, F0
+	FADDS	F22, F0, F0
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2960,14 +2946,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R10
-	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
+	VEOR	V17.B16, V17.B16, V17.B16
 	MOVD	$64, R12
 	MOVD	$64, R14
-	FMOVS	ZR, F23
 	FMOVS	ZR, F22
+	FMOVS	ZR, F21
 	MOVD	segs+56(FP), R15
 pass2seg:
 	LSR	$4, R7, R13
@@ -2977,14 +2963,14 @@ pass2chunk:
 	MOVD	R14, R11
 pass2iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -3000,9 +2986,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3010,9 +2996,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3021,10 +3007,10 @@ pass2iter:
 	SUBS	$1, R12, R12
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R12
 	B	pass2chunk
 pass2short:
@@ -3037,9 +3023,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3047,9 +3033,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3058,10 +3044,10 @@ pass2chunked:
 	SUBS	$1, R12, R12
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R12
 pass2tailFolded:
 	SUB	$3, R14, R14
@@ -3069,10 +3055,10 @@ pass2room:
 	AND	$8, R7, R11
 	CBZ	R11, pass2vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	VZIP1	V9.H8, V26.H8, V8.H8
+	VZIP2	V9.H8, V26.H8, V9.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -3081,8 +3067,8 @@ pass2vec2Done:
 	AND	$4, R7, R11
 	CBZ	R11, pass2vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V10.H8
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -3090,10 +3076,10 @@ pass2vec1Done:
 	CBZ	R11, pass2tailDone
 pass2tail:
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
-	FSUBS	F24, F8, F8
-	FADDS	F8, F23, F23
-	FMADDS	F8, F22, F8, F22
+	VZIP1	V8.H8, V26.H8, V8.H8
+	FSUBS	F23, F8, F8
+	FADDS	F8, F22, F22
+	FMADDS	F8, F21, F8, F21
 	SUBS	$1, R11, R11
 	BNE	pass2tail
 pass2tailDone:
@@ -3103,109 +3089,107 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
-	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
+	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
+	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
-	WORD	$0x4e24d684 // fadd v4.4s, v20.4s, v4.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F23, F0, F0
-	FADDS	F22, F4, F4
+	FADDS	F22, F0, F0
+	FADDS	F21, F4, F4
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// mean = shift + correction
-	FADDS	F23, F24, F21
+	FADDS	F22, F23, F20
 	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
 	MOVD	R3, R11
 	MOVD	R4, R13
 	MOVD	R5, R14
 	MOVD	segs+56(FP), R15
 pass3seg:
-	FMOVS.P	4(R13), F19
+	FMOVS.P	4(R13), F18
+	VDUP	V18.S[0], V18.S4
+	FMOVS.P	4(R14), F19
 	VDUP	V19.S[0], V19.S4
-	FMOVS.P	4(R14), F20
-	VDUP	V20.S[0], V20.S4
 	LSR	$4, R7, R12
 	CBZ	R12, pass3mainDone
 pass3main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
-	VMOV	V20.B16, V4.B16
-	VFMLA	V19.S4, V0.S4, V4.S4
-	VMOV	V20.B16, V5.B16
-	VFMLA	V19.S4, V1.S4, V5.S4
-	VMOV	V20.B16, V6.B16
-	VFMLA	V19.S4, V2.S4, V6.S4
-	VMOV	V20.B16, V7.B16
-	VFMLA	V19.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V18.S4
-	VUSRA	$31, V18.S4, V0.S4
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
+	VMOV	V19.B16, V4.B16
+	VFMLA	V18.S4, V0.S4, V4.S4
+	VMOV	V19.B16, V5.B16
+	VFMLA	V18.S4, V1.S4, V5.S4
+	VMOV	V19.B16, V6.B16
+	VFMLA	V18.S4, V2.S4, V6.S4
+	VMOV	V19.B16, V7.B16
+	VFMLA	V18.S4, V3.S4, V7.S4
 	WORD	$0x4e24e491 // fcmeq v17.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V0.B16
-	VADD	V26.S4, V5.S4, V16.S4
-	VSHL	$15, V5.S4, V18.S4
-	VUSRA	$31, V18.S4, V16.S4
+	VCMTST	V24.S4, V4.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e24f491 // fmax v17.4s, v4.4s, v4.4s
+	WORD	$0x0e704220 // addhn v0.4h, v17.4s, v16.4s
 	WORD	$0x4e25e4b1 // fcmeq v17.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V16.B16
-	VUZP2	V16.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V18.S4
-	VUSRA	$31, V18.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e25f4b1 // fmax v17.4s, v5.4s, v5.4s
+	WORD	$0x4e704220 // addhn2 v0.8h, v17.4s, v16.4s
 	WORD	$0x4e26e4d1 // fcmeq v17.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V1.B16
-	VADD	V26.S4, V7.S4, V16.S4
-	VSHL	$15, V7.S4, V18.S4
-	VUSRA	$31, V18.S4, V16.S4
+	VCMTST	V24.S4, V6.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e26f4d1 // fmax v17.4s, v6.4s, v6.4s
+	WORD	$0x0e704221 // addhn v1.4h, v17.4s, v16.4s
 	WORD	$0x4e27e4f1 // fcmeq v17.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V16.B16
-	VUZP2	V16.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e27f4f1 // fmax v17.4s, v7.4s, v7.4s
+	WORD	$0x4e704221 // addhn2 v1.8h, v17.4s, v16.4s
 	VST1.P	[V0.H8, V1.H8], 32(R10)
 	SUBS	$1, R12, R12
 	BNE	pass3main
@@ -3213,67 +3197,64 @@ pass3mainDone:
 	AND	$8, R7, R12
 	CBZ	R12, pass3vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
+	VZIP1	V1.H8, V26.H8, V0.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	VMOV	V20.B16, V4.B16
-	VFMLA	V19.S4, V0.S4, V4.S4
-	VMOV	V20.B16, V5.B16
-	VFMLA	V19.S4, V1.S4, V5.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V18.S4
-	VUSRA	$31, V18.S4, V0.S4
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	VMOV	V19.B16, V4.B16
+	VFMLA	V18.S4, V0.S4, V4.S4
+	VMOV	V19.B16, V5.B16
+	VFMLA	V18.S4, V1.S4, V5.S4
 	WORD	$0x4e24e491 // fcmeq v17.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V0.B16
-	VADD	V26.S4, V5.S4, V16.S4
-	VSHL	$15, V5.S4, V18.S4
-	VUSRA	$31, V18.S4, V16.S4
+	VCMTST	V24.S4, V4.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e24f491 // fmax v17.4s, v4.4s, v4.4s
+	WORD	$0x0e704220 // addhn v0.4h, v17.4s, v16.4s
 	WORD	$0x4e25e4b1 // fcmeq v17.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V16.B16
-	VUZP2	V16.H8, V0.H8, V0.H8
+	VCMTST	V24.S4, V5.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e25f4b1 // fmax v17.4s, v5.4s, v5.4s
+	WORD	$0x4e704220 // addhn2 v0.8h, v17.4s, v16.4s
 	VST1.P	[V0.H8], 16(R10)
 pass3vec2Done:
 	AND	$4, R7, R12
 	CBZ	R12, pass3vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V2.H8
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	VMOV	V20.B16, V6.B16
-	VFMLA	V19.S4, V2.S4, V6.S4
-	VADD	V26.S4, V6.S4, V0.S4
-	VSHL	$15, V6.S4, V18.S4
-	VUSRA	$31, V18.S4, V0.S4
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	VMOV	V19.B16, V6.B16
+	VFMLA	V18.S4, V2.S4, V6.S4
 	WORD	$0x4e26e4d1 // fcmeq v17.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V6.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e26f4d1 // fmax v17.4s, v6.4s, v6.4s
+	WORD	$0x0e704220 // addhn v0.4h, v17.4s, v16.4s
 	VST1.P	[V0.H4], 8(R10)
 pass3vec1Done:
 	AND	$3, R7, R12
 	CBZ	R12, pass3tailDone
 pass3tail:
 	VLD1.P	2(R11), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
-	FSUBS	F24, F0, F0
+	VZIP1	V0.H8, V26.H8, V0.H8
 	FSUBS	F23, F0, F0
-	FMULS	F22, F0, F0
-	FMADDS	F19, F20, F0, F4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V18.S4
-	VUSRA	$31, V18.S4, V0.S4
+	FSUBS	F22, F0, F0
+	FMULS	F21, F0, F0
+	FMADDS	F18, F19, F0, F4
 	WORD	$0x4e24e491 // fcmeq v17.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V18.B16
-	VBIF	V17.B16, V18.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V4.S4, V16.S4
+	VSUB	V16.S4, V25.S4, V16.S4
+	VAND	V17.B16, V16.B16, V16.B16
+	WORD	$0x4e24f491 // fmax v17.4s, v4.4s, v4.4s
+	WORD	$0x0e704220 // addhn v0.4h, v17.4s, v16.4s
 	VST1.P	V0.H[0], 2(R10)
 	SUBS	$1, R12, R12
 	BNE	pass3tail
@@ -3283,9 +3264,9 @@ pass3tailDone:
 	SUBS	$1, R15, R15
 	BNE	pass3seg
 	// mean[row] = mean
-	FMOVS	F21, (R1)
+	FMOVS	F20, (R1)
 	// rstd[row] = rstd
-	FMOVS	F22, (R2)
+	FMOVS	F21, (R2)
 	// next row
 	MOVD	rowstride+80(FP), R10
 	LSL	$1, R10, R10
@@ -4001,19 +3982,21 @@ TEXT ·halfnormNeonBF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	FMOVS	R7, F28
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R7
-	FMOVS	R7, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R7
 	FMOVS	R7, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R7
+	FMOVS	R7, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R3), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R3), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4022,14 +4005,14 @@ row:
 	MOVD	$48, R8
 pass1main:
 	VLD1.P	32(R7), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -4043,11 +4026,11 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4060,14 +4043,14 @@ pass1main:
 	MOVD	$48, R8
 pass2main:
 	VLD1.P	32(R7), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -4090,30 +4073,30 @@ pass2main:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// mean = shift + correction
-	FADDS	F23, F24, F21
+	FADDS	F22, F23, F20
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R7
 	MOVD	R3, R8
 	MOVD	R4, R9
@@ -4121,61 +4104,59 @@ pass2main:
 	MOVD	$48, R11
 pass3main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V20.S4
-	VUSRA	$31, V20.S4, V0.S4
 	WORD	$0x4e24e493 // fcmeq v19.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V0.B16
-	VADD	V26.S4, V5.S4, V18.S4
-	VSHL	$15, V5.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V24.S4, V4.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e24f493 // fmax v19.4s, v4.4s, v4.4s
+	WORD	$0x0e724260 // addhn v0.4h, v19.4s, v18.4s
 	WORD	$0x4e25e4b3 // fcmeq v19.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V20.S4
-	VUSRA	$31, V20.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e25f4b3 // fmax v19.4s, v5.4s, v5.4s
+	WORD	$0x4e724260 // addhn2 v0.8h, v19.4s, v18.4s
 	WORD	$0x4e26e4d3 // fcmeq v19.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V1.B16
-	VADD	V26.S4, V7.S4, V18.S4
-	VSHL	$15, V7.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V24.S4, V6.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e26f4d3 // fmax v19.4s, v6.4s, v6.4s
+	WORD	$0x0e724261 // addhn v1.4h, v19.4s, v18.4s
 	WORD	$0x4e27e4f3 // fcmeq v19.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e27f4f3 // fmax v19.4s, v7.4s, v7.4s
+	WORD	$0x4e724261 // addhn2 v1.8h, v19.4s, v18.4s
 	VST1.P	[V0.H8, V1.H8], 32(R7)
 	SUBS	$1, R11, R11
 	BNE	pass3main
 	// mean[row] = mean
-	FMOVS	F21, (R1)
+	FMOVS	F20, (R1)
 	// rstd[row] = rstd
-	FMOVS	F22, (R2)
+	FMOVS	F21, (R2)
 	// next row
 	ADD	$1536, R0, R0
 	ADD	$4, R1, R1
@@ -4216,26 +4197,28 @@ TEXT ·halfnormNeonBF16LayerNormTrainAny(SB), NOSPLIT, $0-72
 	FMOVS	R10, F28
 	MOVW	$0x7f7fffff, R10
 	FMOVS	R10, F27
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V26.B16, V26.B16, V26.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R10
-	FMOVS	R10, F26
-	VDUP	V26.S[0], V26.S4
-	MOVW	$0x00400000, R10
 	FMOVS	R10, F25
 	VDUP	V25.S[0], V25.S4
+	MOVW	$0x00010000, R10
+	FMOVS	R10, F24
+	VDUP	V24.S[0], V24.S4
 row:
 	// pivot = the row's first x
-	VLD1	(R3), V24.H[0]
-	WORD	$0x2e613b18 // shll v24.4s, v24.4h, #16
+	VLD1	(R3), V23.H[0]
+	VZIP1	V23.H8, V26.H8, V23.H8
 	// pass 1 over the row: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R10
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R12
 	LSR	$4, R7, R13
 pass1chunk:
@@ -4244,14 +4227,14 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	32(R10), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -4263,7 +4246,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4271,8 +4254,8 @@ pass1iter:
 	SUBS	$1, R12, R12
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e37d6d6 // fadd v22.4s, v22.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
+	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R12
 	B	pass1chunk
 pass1short:
@@ -4282,44 +4265,44 @@ pass1chunked:
 	AND	$8, R7, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	16(R10), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
 	AND	$4, R7, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	8(R10), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	VZIP1	V6.H8, V26.H8, V6.H8
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6d7 // fadd v23.4s, v22.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R7, R11
 	CBZ	R11, pass1tailDone
 pass1tail:
 	VLD1.P	2(R10), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
-	FSUBS	F24, F4, F4
+	VZIP1	V4.H8, V26.H8, V4.H8
+	FSUBS	F23, F4, F4
 	FADDS	F4, F0, F0
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4329,10 +4312,10 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R10
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R12
 	LSR	$4, R7, R13
 pass2chunk:
@@ -4341,14 +4324,14 @@ pass2chunk:
 	MOVD	$64, R11
 pass2iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V11.H8, V26.H8, V11.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -4364,7 +4347,7 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4372,7 +4355,7 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -4380,10 +4363,10 @@ pass2iter:
 	SUBS	$1, R12, R12
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R12
 	B	pass2chunk
 pass2short:
@@ -4393,10 +4376,10 @@ pass2chunked:
 	AND	$8, R7, R11
 	CBZ	R11, pass2vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	VZIP1	V9.H8, V26.H8, V8.H8
+	VZIP2	V9.H8, V26.H8, V9.H8
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -4405,31 +4388,31 @@ pass2vec2Done:
 	AND	$4, R7, R11
 	CBZ	R11, pass2vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	VZIP1	V10.H8, V26.H8, V10.H8
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R11
 	CBZ	R11, pass2tailDone
 pass2tail:
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
-	FSUBS	F24, F8, F8
+	VZIP1	V8.H8, V26.H8, V8.H8
+	FSUBS	F23, F8, F8
 	FADDS	F8, F0, F0
 	FMADDS	F8, F4, F8, F4
 	SUBS	$1, R11, R11
@@ -4437,30 +4420,30 @@ pass2tail:
 pass2tailDone:
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F22
+	FADDS	F30, F21, F21
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F28, F22
+	FCMPS	F28, F21
 	BLT	done
-	FCMPS	F27, F22
+	FCMPS	F27, F21
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F22, F22
+	FSQRTS	F21, F21
 	// rstd = 1 / std
-	FDIVS	F22, F29, F22
+	FDIVS	F21, F29, F21
 	// mean = shift + correction
-	FADDS	F23, F24, F21
+	FADDS	F22, F23, F20
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
 	MOVD	R3, R11
 	MOVD	R4, R12
@@ -4469,54 +4452,52 @@ pass2tailDone:
 	CBZ	R14, pass3mainDone
 pass3main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V0.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
+	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
 	VLD1.P	64(R13), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VLD1.P	64(R12), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
 	VFMLA	V10.S4, V2.S4, V6.S4
 	VFMLA	V11.S4, V3.S4, V7.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V20.S4
-	VUSRA	$31, V20.S4, V0.S4
 	WORD	$0x4e24e493 // fcmeq v19.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V0.B16
-	VADD	V26.S4, V5.S4, V18.S4
-	VSHL	$15, V5.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V24.S4, V4.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e24f493 // fmax v19.4s, v4.4s, v4.4s
+	WORD	$0x0e724260 // addhn v0.4h, v19.4s, v18.4s
 	WORD	$0x4e25e4b3 // fcmeq v19.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V0.H8, V0.H8
-	VADD	V26.S4, V6.S4, V1.S4
-	VSHL	$15, V6.S4, V20.S4
-	VUSRA	$31, V20.S4, V1.S4
+	VCMTST	V24.S4, V5.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e25f4b3 // fmax v19.4s, v5.4s, v5.4s
+	WORD	$0x4e724260 // addhn2 v0.8h, v19.4s, v18.4s
 	WORD	$0x4e26e4d3 // fcmeq v19.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V1.B16
-	VADD	V26.S4, V7.S4, V18.S4
-	VSHL	$15, V7.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V24.S4, V6.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e26f4d3 // fmax v19.4s, v6.4s, v6.4s
+	WORD	$0x0e724261 // addhn v1.4h, v19.4s, v18.4s
 	WORD	$0x4e27e4f3 // fcmeq v19.4s, v7.4s, v7.4s
-	VORR	V25.B16, V7.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V1.H8, V1.H8
+	VCMTST	V24.S4, V7.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e27f4f3 // fmax v19.4s, v7.4s, v7.4s
+	WORD	$0x4e724261 // addhn2 v1.8h, v19.4s, v18.4s
 	VST1.P	[V0.H8, V1.H8], 32(R10)
 	SUBS	$1, R14, R14
 	BNE	pass3main
@@ -4524,78 +4505,75 @@ pass3mainDone:
 	AND	$8, R7, R14
 	CBZ	R14, pass3vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
+	VZIP1	V1.H8, V26.H8, V0.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
+	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
 	VLD1.P	32(R13), [V4.S4, V5.S4]
 	VLD1.P	32(R12), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V0.S4, V4.S4
 	VFMLA	V9.S4, V1.S4, V5.S4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V20.S4
-	VUSRA	$31, V20.S4, V0.S4
 	WORD	$0x4e24e493 // fcmeq v19.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V0.B16
-	VADD	V26.S4, V5.S4, V18.S4
-	VSHL	$15, V5.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V24.S4, V4.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e24f493 // fmax v19.4s, v4.4s, v4.4s
+	WORD	$0x0e724260 // addhn v0.4h, v19.4s, v18.4s
 	WORD	$0x4e25e4b3 // fcmeq v19.4s, v5.4s, v5.4s
-	VORR	V25.B16, V5.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V0.H8, V0.H8
+	VCMTST	V24.S4, V5.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e25f4b3 // fmax v19.4s, v5.4s, v5.4s
+	WORD	$0x4e724260 // addhn2 v0.8h, v19.4s, v18.4s
 	VST1.P	[V0.H8], 16(R10)
 pass3vec2Done:
 	AND	$4, R7, R14
 	CBZ	R14, pass3vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
+	VZIP1	V2.H8, V26.H8, V2.H8
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
 	VLD1.P	16(R13), [V6.S4]
 	VLD1.P	16(R12), [V10.S4]
 	VFMLA	V10.S4, V2.S4, V6.S4
-	VADD	V26.S4, V6.S4, V0.S4
-	VSHL	$15, V6.S4, V20.S4
-	VUSRA	$31, V20.S4, V0.S4
 	WORD	$0x4e26e4d3 // fcmeq v19.4s, v6.4s, v6.4s
-	VORR	V25.B16, V6.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V6.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e26f4d3 // fmax v19.4s, v6.4s, v6.4s
+	WORD	$0x0e724260 // addhn v0.4h, v19.4s, v18.4s
 	VST1.P	[V0.H4], 8(R10)
 pass3vec1Done:
 	AND	$3, R7, R14
 	CBZ	R14, pass3tailDone
 pass3tail:
 	VLD1.P	2(R11), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
-	FSUBS	F24, F0, F0
+	VZIP1	V0.H8, V26.H8, V0.H8
 	FSUBS	F23, F0, F0
-	FMULS	F22, F0, F0
+	FSUBS	F22, F0, F0
+	FMULS	F21, F0, F0
 	FMOVS.P	4(R13), F4
 	FMOVS.P	4(R12), F8
 	FMADDS	F8, F4, F0, F4
-	VADD	V26.S4, V4.S4, V0.S4
-	VSHL	$15, V4.S4, V20.S4
-	VUSRA	$31, V20.S4, V0.S4
 	WORD	$0x4e24e493 // fcmeq v19.4s, v4.4s, v4.4s
-	VORR	V25.B16, V4.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V0.B16
-	WORD	$0x0f108400 // shrn v0.4h, v0.4s, #16
+	VCMTST	V24.S4, V4.S4, V18.S4
+	VSUB	V18.S4, V25.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e24f493 // fmax v19.4s, v4.4s, v4.4s
+	WORD	$0x0e724260 // addhn v0.4h, v19.4s, v18.4s
 	VST1.P	V0.H[0], 2(R10)
 	SUBS	$1, R14, R14
 	BNE	pass3tail
 pass3tailDone:
 	// mean[row] = mean
-	FMOVS	F21, (R1)
+	FMOVS	F20, (R1)
 	// rstd[row] = rstd
-	FMOVS	F22, (R2)
+	FMOVS	F21, (R2)
 	// next row
 	ADD	R9, R0, R0
 	ADD	$4, R1, R1
@@ -4627,21 +4605,23 @@ TEXT ·halfnormNeonBF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	FMOVS	R7, F29
 	MOVW	$0x7f7fffff, R7
 	FMOVS	R7, F28
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V27.B16, V27.B16, V27.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R7
-	FMOVS	R7, F27
-	VDUP	V27.S[0], V27.S4
-	MOVW	$0x00400000, R7
 	FMOVS	R7, F26
 	VDUP	V26.S[0], V26.S4
+	MOVW	$0x00010000, R7
+	FMOVS	R7, F25
+	VDUP	V25.S[0], V25.S4
 row:
 	// s0 = mean[row]
-	FMOVS	(R3), F25
+	FMOVS	(R3), F24
 	// s1 = rstd[row]
-	FMOVS	(R4), F24
+	FMOVS	(R4), F23
 	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
-	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4656,28 +4636,28 @@ row:
 	MOVD	$48, R10
 pass1main:
 	VLD1.P	32(R7), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V27.H8, V8.H8
+	VZIP2	V10.H8, V27.H8, V9.H8
+	VZIP1	V11.H8, V27.H8, V10.H8
+	VZIP2	V11.H8, V27.H8, V11.H8
 	VLD1.P	64(R9), [V12.S4, V13.S4, V14.S4, V15.S4]
 	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
 	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
 	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
 	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
 	VLD1.P	32(R8), [V14.H8, V15.H8]
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
-	WORD	$0x4eb9d58c // fsub v12.4s, v12.4s, v25.4s
-	WORD	$0x4eb9d5ad // fsub v13.4s, v13.4s, v25.4s
-	WORD	$0x4eb9d5ce // fsub v14.4s, v14.4s, v25.4s
-	WORD	$0x4eb9d5ef // fsub v15.4s, v15.4s, v25.4s
-	WORD	$0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD	$0x6e38ddad // fmul v13.4s, v13.4s, v24.4s
-	WORD	$0x6e38ddce // fmul v14.4s, v14.4s, v24.4s
-	WORD	$0x6e38ddef // fmul v15.4s, v15.4s, v24.4s
+	VZIP1	V14.H8, V27.H8, V12.H8
+	VZIP2	V14.H8, V27.H8, V13.H8
+	VZIP1	V15.H8, V27.H8, V14.H8
+	VZIP2	V15.H8, V27.H8, V15.H8
+	WORD	$0x4eb8d58c // fsub v12.4s, v12.4s, v24.4s
+	WORD	$0x4eb8d5ad // fsub v13.4s, v13.4s, v24.4s
+	WORD	$0x4eb8d5ce // fsub v14.4s, v14.4s, v24.4s
+	WORD	$0x4eb8d5ef // fsub v15.4s, v15.4s, v24.4s
+	WORD	$0x6e37dd8c // fmul v12.4s, v12.4s, v23.4s
+	WORD	$0x6e37ddad // fmul v13.4s, v13.4s, v23.4s
+	WORD	$0x6e37ddce // fmul v14.4s, v14.4s, v23.4s
+	WORD	$0x6e37ddef // fmul v15.4s, v15.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -4700,25 +4680,25 @@ pass1main:
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	// s2 = sum(dy*gamma)
 	// s4 = s2 * s3
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	FCMPS	F29, F23
-	BLT	done
-	FCMPS	F28, F23
-	BHI	done
-	// s5 = sum(dy*gamma*((x - s0)*s1))
-	// s6 = s5 * s3
-	FMULS	F31, F4, F22
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F22
 	BLT	done
 	FCMPS	F28, F22
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
+	FMULS	F31, F4, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
 	// s8 = 0 - s6
-	FSUBS	F22, F30, F22
+	FSUBS	F21, F30, F21
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R7
 	MOVD	R1, R8
 	MOVD	R2, R9
@@ -4726,66 +4706,64 @@ pass1main:
 	MOVD	$48, R11
 pass2main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
+	VZIP1	V2.H8, V27.H8, V0.H8
+	VZIP2	V2.H8, V27.H8, V1.H8
+	VZIP1	V3.H8, V27.H8, V2.H8
+	VZIP2	V3.H8, V27.H8, V3.H8
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
 	VLD1.P	32(R9), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	WORD	$0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD	$0x6e38dca5 // fmul v5.4s, v5.4s, v24.4s
-	WORD	$0x6e38dcc6 // fmul v6.4s, v6.4s, v24.4s
-	WORD	$0x6e38dce7 // fmul v7.4s, v7.4s, v24.4s
-	VFMLA	V22.S4, V4.S4, V0.S4
-	VFMLA	V22.S4, V5.S4, V1.S4
-	VFMLA	V22.S4, V6.S4, V2.S4
-	VFMLA	V22.S4, V7.S4, V3.S4
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V21.S4
-	VUSRA	$31, V21.S4, V4.S4
+	VZIP1	V6.H8, V27.H8, V4.H8
+	VZIP2	V6.H8, V27.H8, V5.H8
+	VZIP1	V7.H8, V27.H8, V6.H8
+	VZIP2	V7.H8, V27.H8, V7.H8
+	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
+	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
+	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
+	VFMLA	V21.S4, V4.S4, V0.S4
+	VFMLA	V21.S4, V5.S4, V1.S4
+	VFMLA	V21.S4, V6.S4, V2.S4
+	VFMLA	V21.S4, V7.S4, V3.S4
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	WORD	$0x4e20e414 // fcmeq v20.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V4.B16
-	VADD	V27.S4, V1.S4, V19.S4
-	VSHL	$15, V1.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V25.S4, V0.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e20f414 // fmax v20.4s, v0.4s, v0.4s
+	WORD	$0x0e734284 // addhn v4.4h, v20.4s, v19.4s
 	WORD	$0x4e21e434 // fcmeq v20.4s, v1.4s, v1.4s
-	VORR	V26.B16, V1.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V4.H8, V4.H8
-	VADD	V27.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V21.S4
-	VUSRA	$31, V21.S4, V5.S4
+	VCMTST	V25.S4, V1.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e21f434 // fmax v20.4s, v1.4s, v1.4s
+	WORD	$0x4e734284 // addhn2 v4.8h, v20.4s, v19.4s
 	WORD	$0x4e22e454 // fcmeq v20.4s, v2.4s, v2.4s
-	VORR	V26.B16, V2.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V5.B16
-	VADD	V27.S4, V3.S4, V19.S4
-	VSHL	$15, V3.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V25.S4, V2.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e22f454 // fmax v20.4s, v2.4s, v2.4s
+	WORD	$0x0e734285 // addhn v5.4h, v20.4s, v19.4s
 	WORD	$0x4e23e474 // fcmeq v20.4s, v3.4s, v3.4s
-	VORR	V26.B16, V3.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V5.H8, V5.H8
+	VCMTST	V25.S4, V3.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e23f474 // fmax v20.4s, v3.4s, v3.4s
+	WORD	$0x4e734285 // addhn2 v5.8h, v20.4s, v19.4s
 	VST1.P	[V4.H8, V5.H8], 32(R7)
 	SUBS	$1, R11, R11
 	BNE	pass2main
@@ -4826,21 +4804,23 @@ TEXT ·halfnormNeonBF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $0-72
 	FMOVS	R10, F29
 	MOVW	$0x7f7fffff, R10
 	FMOVS	R10, F28
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V27.B16, V27.B16, V27.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R10
-	FMOVS	R10, F27
-	VDUP	V27.S[0], V27.S4
-	MOVW	$0x00400000, R10
 	FMOVS	R10, F26
 	VDUP	V26.S[0], V26.S4
+	MOVW	$0x00010000, R10
+	FMOVS	R10, F25
+	VDUP	V25.S[0], V25.S4
 row:
 	// s0 = mean[row]
-	FMOVS	(R3), F25
+	FMOVS	(R3), F24
 	// s1 = rstd[row]
-	FMOVS	(R4), F24
+	FMOVS	(R4), F23
 	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
-	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4852,10 +4832,10 @@ row:
 	MOVD	R1, R10
 	MOVD	R2, R11
 	MOVD	R5, R12
-	VEOR	V23.B16, V23.B16, V23.B16
 	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R14
 	LSR	$4, R7, R15
 pass1chunk:
@@ -4864,28 +4844,28 @@ pass1chunk:
 	MOVD	$64, R13
 pass1iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V27.H8, V8.H8
+	VZIP2	V10.H8, V27.H8, V9.H8
+	VZIP1	V11.H8, V27.H8, V10.H8
+	VZIP2	V11.H8, V27.H8, V11.H8
 	VLD1.P	64(R12), [V12.S4, V13.S4, V14.S4, V15.S4]
 	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
 	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
 	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
 	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
 	VLD1.P	32(R11), [V14.H8, V15.H8]
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
-	WORD	$0x4eb9d58c // fsub v12.4s, v12.4s, v25.4s
-	WORD	$0x4eb9d5ad // fsub v13.4s, v13.4s, v25.4s
-	WORD	$0x4eb9d5ce // fsub v14.4s, v14.4s, v25.4s
-	WORD	$0x4eb9d5ef // fsub v15.4s, v15.4s, v25.4s
-	WORD	$0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD	$0x6e38ddad // fmul v13.4s, v13.4s, v24.4s
-	WORD	$0x6e38ddce // fmul v14.4s, v14.4s, v24.4s
-	WORD	$0x6e38ddef // fmul v15.4s, v15.4s, v24.4s
+	VZIP1	V14.H8, V27.H8, V12.H8
+	VZIP2	V14.H8, V27.H8, V13.H8
+	VZIP1	V15.H8, V27.H8, V14.H8
+	VZIP2	V15.H8, V27.H8, V15.H8
+	WORD	$0x4eb8d58c // fsub v12.4s, v12.4s, v24.4s
+	WORD	$0x4eb8d5ad // fsub v13.4s, v13.4s, v24.4s
+	WORD	$0x4eb8d5ce // fsub v14.4s, v14.4s, v24.4s
+	WORD	$0x4eb8d5ef // fsub v15.4s, v15.4s, v24.4s
+	WORD	$0x6e37dd8c // fmul v12.4s, v12.4s, v23.4s
+	WORD	$0x6e37ddad // fmul v13.4s, v13.4s, v23.4s
+	WORD	$0x6e37ddce // fmul v14.4s, v14.4s, v23.4s
+	WORD	$0x6e37ddef // fmul v15.4s, v15.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -4901,7 +4881,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d6f7 // fadd v23.4s, v23.4s, v0.4s
+	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -4909,7 +4889,7 @@ pass1iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d6d6 // fadd v22.4s, v22.4s, v4.4s
+	WORD	$0x4e24d6b5 // fadd v21.4s, v21.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -4917,10 +4897,10 @@ pass1iter:
 	SUBS	$1, R14, R14
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e37d6b5 // fadd v21.4s, v21.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
 	WORD	$0x4e36d694 // fadd v20.4s, v20.4s, v22.4s
 	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R14
 	B	pass1chunk
 pass1short:
@@ -4930,18 +4910,18 @@ pass1chunked:
 	AND	$8, R7, R13
 	CBZ	R13, pass1vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
+	VZIP1	V9.H8, V27.H8, V8.H8
+	VZIP2	V9.H8, V27.H8, V9.H8
 	VLD1.P	32(R12), [V12.S4, V13.S4]
 	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
 	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
 	VLD1.P	16(R11), [V13.H8]
-	WORD	$0x2e6139ac // shll v12.4s, v13.4h, #16
-	WORD	$0x6e6139ad // shll2 v13.4s, v13.8h, #16
-	WORD	$0x4eb9d58c // fsub v12.4s, v12.4s, v25.4s
-	WORD	$0x4eb9d5ad // fsub v13.4s, v13.4s, v25.4s
-	WORD	$0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD	$0x6e38ddad // fmul v13.4s, v13.4s, v24.4s
+	VZIP1	V13.H8, V27.H8, V12.H8
+	VZIP2	V13.H8, V27.H8, V13.H8
+	WORD	$0x4eb8d58c // fsub v12.4s, v12.4s, v24.4s
+	WORD	$0x4eb8d5ad // fsub v13.4s, v13.4s, v24.4s
+	WORD	$0x6e37dd8c // fmul v12.4s, v12.4s, v23.4s
+	WORD	$0x6e37ddad // fmul v13.4s, v13.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
@@ -4950,41 +4930,41 @@ pass1vec2Done:
 	AND	$4, R7, R13
 	CBZ	R13, pass1vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
+	VZIP1	V10.H8, V27.H8, V10.H8
 	VLD1.P	16(R12), [V14.S4]
 	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
 	VLD1.P	8(R11), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
-	WORD	$0x4eb9d5ce // fsub v14.4s, v14.4s, v25.4s
-	WORD	$0x6e38ddce // fmul v14.4s, v14.4s, v24.4s
+	VZIP1	V14.H8, V27.H8, V14.H8
+	WORD	$0x4eb8d5ce // fsub v14.4s, v14.4s, v24.4s
+	WORD	$0x6e37ddce // fmul v14.4s, v14.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V14.S4, V10.S4, V6.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d6b7 // fadd v23.4s, v21.4s, v23.4s
-	WORD	$0x4e20d6e0 // fadd v0.4s, v23.4s, v0.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
+	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
-	WORD	$0x4e24d6c4 // fadd v4.4s, v22.4s, v4.4s
+	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
+	WORD	$0x4e24d6a4 // fadd v4.4s, v21.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R13
 	CBZ	R13, pass1tailDone
 pass1tail:
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V27.H8, V8.H8
 	FMOVS.P	4(R12), F12
 	FMULS	F12, F8, F8
 	VLD1.P	2(R11), V12.H[0]
-	WORD	$0x2e61398c // shll v12.4s, v12.4h, #16
-	FSUBS	F25, F12, F12
-	FMULS	F24, F12, F12
+	VZIP1	V12.H8, V27.H8, V12.H8
+	FSUBS	F24, F12, F12
+	FMULS	F23, F12, F12
 	FADDS	F8, F0, F0
 	FMADDS	F12, F4, F8, F4
 	SUBS	$1, R13, R13
@@ -4992,25 +4972,25 @@ pass1tail:
 pass1tailDone:
 	// s2 = sum(dy*gamma)
 	// s4 = s2 * s3
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	FCMPS	F29, F23
-	BLT	done
-	FCMPS	F28, F23
-	BHI	done
-	// s5 = sum(dy*gamma*((x - s0)*s1))
-	// s6 = s5 * s3
-	FMULS	F31, F4, F22
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F22
 	BLT	done
 	FCMPS	F28, F22
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
+	FMULS	F31, F4, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
 	// s8 = 0 - s6
-	FSUBS	F22, F30, F22
+	FSUBS	F21, F30, F21
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
 	MOVD	R1, R11
 	MOVD	R2, R12
@@ -5019,66 +4999,64 @@ pass1tailDone:
 	CBZ	R14, pass2mainDone
 pass2main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
+	VZIP1	V2.H8, V27.H8, V0.H8
+	VZIP2	V2.H8, V27.H8, V1.H8
+	VZIP1	V3.H8, V27.H8, V2.H8
+	VZIP2	V3.H8, V27.H8, V3.H8
 	VLD1.P	64(R13), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
 	VLD1.P	32(R12), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	WORD	$0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD	$0x6e38dca5 // fmul v5.4s, v5.4s, v24.4s
-	WORD	$0x6e38dcc6 // fmul v6.4s, v6.4s, v24.4s
-	WORD	$0x6e38dce7 // fmul v7.4s, v7.4s, v24.4s
-	VFMLA	V22.S4, V4.S4, V0.S4
-	VFMLA	V22.S4, V5.S4, V1.S4
-	VFMLA	V22.S4, V6.S4, V2.S4
-	VFMLA	V22.S4, V7.S4, V3.S4
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V21.S4
-	VUSRA	$31, V21.S4, V4.S4
+	VZIP1	V6.H8, V27.H8, V4.H8
+	VZIP2	V6.H8, V27.H8, V5.H8
+	VZIP1	V7.H8, V27.H8, V6.H8
+	VZIP2	V7.H8, V27.H8, V7.H8
+	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
+	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
+	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
+	VFMLA	V21.S4, V4.S4, V0.S4
+	VFMLA	V21.S4, V5.S4, V1.S4
+	VFMLA	V21.S4, V6.S4, V2.S4
+	VFMLA	V21.S4, V7.S4, V3.S4
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	WORD	$0x4e20e414 // fcmeq v20.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V4.B16
-	VADD	V27.S4, V1.S4, V19.S4
-	VSHL	$15, V1.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V25.S4, V0.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e20f414 // fmax v20.4s, v0.4s, v0.4s
+	WORD	$0x0e734284 // addhn v4.4h, v20.4s, v19.4s
 	WORD	$0x4e21e434 // fcmeq v20.4s, v1.4s, v1.4s
-	VORR	V26.B16, V1.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V4.H8, V4.H8
-	VADD	V27.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V21.S4
-	VUSRA	$31, V21.S4, V5.S4
+	VCMTST	V25.S4, V1.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e21f434 // fmax v20.4s, v1.4s, v1.4s
+	WORD	$0x4e734284 // addhn2 v4.8h, v20.4s, v19.4s
 	WORD	$0x4e22e454 // fcmeq v20.4s, v2.4s, v2.4s
-	VORR	V26.B16, V2.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V5.B16
-	VADD	V27.S4, V3.S4, V19.S4
-	VSHL	$15, V3.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V25.S4, V2.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e22f454 // fmax v20.4s, v2.4s, v2.4s
+	WORD	$0x0e734285 // addhn v5.4h, v20.4s, v19.4s
 	WORD	$0x4e23e474 // fcmeq v20.4s, v3.4s, v3.4s
-	VORR	V26.B16, V3.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V5.H8, V5.H8
+	VCMTST	V25.S4, V3.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e23f474 // fmax v20.4s, v3.4s, v3.4s
+	WORD	$0x4e734285 // addhn2 v5.8h, v20.4s, v19.4s
 	VST1.P	[V4.H8, V5.H8], 32(R10)
 	SUBS	$1, R14, R14
 	BNE	pass2main
@@ -5086,82 +5064,79 @@ pass2mainDone:
 	AND	$8, R7, R14
 	CBZ	R14, pass2vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
+	VZIP1	V1.H8, V27.H8, V0.H8
+	VZIP2	V1.H8, V27.H8, V1.H8
 	VLD1.P	32(R13), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
 	VLD1.P	16(R12), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD	$0x6e38dca5 // fmul v5.4s, v5.4s, v24.4s
-	VFMLA	V22.S4, V4.S4, V0.S4
-	VFMLA	V22.S4, V5.S4, V1.S4
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V21.S4
-	VUSRA	$31, V21.S4, V4.S4
+	VZIP1	V5.H8, V27.H8, V4.H8
+	VZIP2	V5.H8, V27.H8, V5.H8
+	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
+	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
+	VFMLA	V21.S4, V4.S4, V0.S4
+	VFMLA	V21.S4, V5.S4, V1.S4
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	WORD	$0x4e20e414 // fcmeq v20.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V4.B16
-	VADD	V27.S4, V1.S4, V19.S4
-	VSHL	$15, V1.S4, V21.S4
-	VUSRA	$31, V21.S4, V19.S4
+	VCMTST	V25.S4, V0.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e20f414 // fmax v20.4s, v0.4s, v0.4s
+	WORD	$0x0e734284 // addhn v4.4h, v20.4s, v19.4s
 	WORD	$0x4e21e434 // fcmeq v20.4s, v1.4s, v1.4s
-	VORR	V26.B16, V1.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V19.B16
-	VUZP2	V19.H8, V4.H8, V4.H8
+	VCMTST	V25.S4, V1.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e21f434 // fmax v20.4s, v1.4s, v1.4s
+	WORD	$0x4e734284 // addhn2 v4.8h, v20.4s, v19.4s
 	VST1.P	[V4.H8], 16(R10)
 pass2vec2Done:
 	AND	$4, R7, R14
 	CBZ	R14, pass2vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
+	VZIP1	V2.H8, V27.H8, V2.H8
 	VLD1.P	16(R13), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
 	VLD1.P	8(R12), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x6e38dcc6 // fmul v6.4s, v6.4s, v24.4s
-	VFMLA	V22.S4, V6.S4, V2.S4
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	VADD	V27.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V21.S4
-	VUSRA	$31, V21.S4, V4.S4
+	VZIP1	V6.H8, V27.H8, V6.H8
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	VFMLA	V21.S4, V6.S4, V2.S4
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	WORD	$0x4e22e454 // fcmeq v20.4s, v2.4s, v2.4s
-	VORR	V26.B16, V2.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V25.S4, V2.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e22f454 // fmax v20.4s, v2.4s, v2.4s
+	WORD	$0x0e734284 // addhn v4.4h, v20.4s, v19.4s
 	VST1.P	[V4.H4], 8(R10)
 pass2vec1Done:
 	AND	$3, R7, R14
 	CBZ	R14, pass2tailDone
 pass2tail:
 	VLD1.P	2(R11), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
+	VZIP1	V0.H8, V27.H8, V0.H8
 	FMOVS.P	4(R13), F4
 	FMULS	F4, F0, F0
-	FSUBS	F23, F0, F0
+	FSUBS	F22, F0, F0
 	VLD1.P	2(R12), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
-	FSUBS	F25, F4, F4
-	FMULS	F24, F4, F4
-	FMADDS	F22, F0, F4, F0
-	FMULS	F24, F0, F0
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V21.S4
-	VUSRA	$31, V21.S4, V4.S4
+	VZIP1	V4.H8, V27.H8, V4.H8
+	FSUBS	F24, F4, F4
+	FMULS	F23, F4, F4
+	FMADDS	F21, F0, F4, F0
+	FMULS	F23, F0, F0
 	WORD	$0x4e20e414 // fcmeq v20.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V21.B16
-	VBIF	V20.B16, V21.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V25.S4, V0.S4, V19.S4
+	VSUB	V19.S4, V26.S4, V19.S4
+	VAND	V20.B16, V19.B16, V19.B16
+	WORD	$0x4e20f414 // fmax v20.4s, v0.4s, v0.4s
+	WORD	$0x0e734284 // addhn v4.4h, v20.4s, v19.4s
 	VST1.P	V4.H[0], 2(R10)
 	SUBS	$1, R14, R14
 	BNE	pass2tail
@@ -5194,6 +5169,8 @@ TEXT ·halfnormNeonBF16LayerNormTrainBackwardParamsAny(SB), NOSPLIT, $0-80
 	LSL	$1, R8, R8
 	LSR	$2, R6, R6
 	CBZ	R6, done
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V31.B16, V31.B16, V31.B16
 row:
 	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -5211,10 +5188,10 @@ row:
 	ADD	R8, R8, R13
 	ADD	R8, R13, R14
 	ADD	R8, R14, R15
-	VEOR	V31.B16, V31.B16, V31.B16
 	VEOR	V30.B16, V30.B16, V30.B16
 	VEOR	V29.B16, V29.B16, V29.B16
 	VEOR	V28.B16, V28.B16, V28.B16
+	VEOR	V27.B16, V27.B16, V27.B16
 	MOVD	$64, R19
 	LSR	$2, R7, R20
 pass1chunk:
@@ -5223,27 +5200,27 @@ pass1chunk:
 	MOVD	$64, R17
 pass1iter:
 	VLD1	(R9), [V8.H4]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V31.H8, V8.H8
 	ADD	R8, R9, R16
 	VLD1	(R16), [V9.H4]
-	WORD	$0x2e613929 // shll v9.4s, v9.4h, #16
+	VZIP1	V9.H8, V31.H8, V9.H8
 	ADD	R13, R9, R16
 	VLD1	(R16), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
+	VZIP1	V10.H8, V31.H8, V10.H8
 	ADD	R14, R9, R16
 	VLD1	(R16), [V11.H4]
-	WORD	$0x2e61396b // shll v11.4s, v11.4h, #16
+	VZIP1	V11.H8, V31.H8, V11.H8
 	VLD1	(R10), [V12.H4]
-	WORD	$0x2e61398c // shll v12.4s, v12.4h, #16
+	VZIP1	V12.H8, V31.H8, V12.H8
 	ADD	R8, R10, R16
 	VLD1	(R16), [V13.H4]
-	WORD	$0x2e6139ad // shll v13.4s, v13.4h, #16
+	VZIP1	V13.H8, V31.H8, V13.H8
 	ADD	R13, R10, R16
 	VLD1	(R16), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
+	VZIP1	V14.H8, V31.H8, V14.H8
 	ADD	R14, R10, R16
 	VLD1	(R16), [V15.H4]
-	WORD	$0x2e6139ef // shll v15.4s, v15.4h, #16
+	VZIP1	V15.H8, V31.H8, V15.H8
 	VLD1R.P	4(R11), [V16.S4]
 	VLD1R.P	4(R11), [V17.S4]
 	VLD1R.P	4(R11), [V18.S4]
@@ -5277,7 +5254,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD	$0x4e20d7de // fadd v30.4s, v30.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -5285,7 +5262,7 @@ pass1iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
+	WORD	$0x4e24d7bd // fadd v29.4s, v29.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -5293,10 +5270,10 @@ pass1iter:
 	SUBS	$1, R19, R19
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3fd7bd // fadd v29.4s, v29.4s, v31.4s
-	VEOR	V31.B16, V31.B16, V31.B16
 	WORD	$0x4e3ed79c // fadd v28.4s, v28.4s, v30.4s
 	VEOR	V30.B16, V30.B16, V30.B16
+	WORD	$0x4e3dd77b // fadd v27.4s, v27.4s, v29.4s
+	VEOR	V29.B16, V29.B16, V29.B16
 	MOVD	$64, R19
 	B	pass1chunk
 pass1short:
@@ -5306,15 +5283,15 @@ pass1chunked:
 	AND	$2, R7, R17
 	CBZ	R17, pass1vec2Done
 	VLD1	(R9), [V8.H4]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V31.H8, V8.H8
 	ADD	R8, R9, R16
 	VLD1	(R16), [V9.H4]
-	WORD	$0x2e613929 // shll v9.4s, v9.4h, #16
+	VZIP1	V9.H8, V31.H8, V9.H8
 	VLD1	(R10), [V12.H4]
-	WORD	$0x2e61398c // shll v12.4s, v12.4h, #16
+	VZIP1	V12.H8, V31.H8, V12.H8
 	ADD	R8, R10, R16
 	VLD1	(R16), [V13.H4]
-	WORD	$0x2e6139ad // shll v13.4s, v13.4h, #16
+	VZIP1	V13.H8, V31.H8, V13.H8
 	VLD1R.P	4(R11), [V16.S4]
 	VLD1R.P	4(R11), [V17.S4]
 	WORD	$0x4eb0d58c // fsub v12.4s, v12.4s, v16.4s
@@ -5333,9 +5310,9 @@ pass1vec2Done:
 	AND	$1, R7, R17
 	CBZ	R17, pass1vec1Done
 	VLD1	(R9), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
+	VZIP1	V10.H8, V31.H8, V10.H8
 	VLD1	(R10), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
+	VZIP1	V14.H8, V31.H8, V14.H8
 	VLD1R.P	4(R11), [V18.S4]
 	WORD	$0x4eb2d5ce // fsub v14.4s, v14.4s, v18.4s
 	VLD1R.P	4(R12), [V18.S4]
@@ -5346,13 +5323,13 @@ pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3fd7bf // fadd v31.4s, v29.4s, v31.4s
-	WORD	$0x4e20d7e0 // fadd v0.4s, v31.4s, v0.4s
+	WORD	$0x4e3ed79e // fadd v30.4s, v28.4s, v30.4s
+	WORD	$0x4e20d7c0 // fadd v0.4s, v30.4s, v0.4s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e3ed79e // fadd v30.4s, v28.4s, v30.4s
-	WORD	$0x4e24d7c4 // fadd v4.4s, v30.4s, v4.4s
+	WORD	$0x4e3dd77d // fadd v29.4s, v27.4s, v29.4s
+	WORD	$0x4e24d7a4 // fadd v4.4s, v29.4s, v4.4s
 	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	VST1	[V0.S4], (R0)
@@ -5382,11 +5359,11 @@ TEXT ·halfnormNeonBF16FromFloat32Any(SB), NOSPLIT, $0-40
 	MOVD	h+24(FP), R3
 	LSL	$2, R3, R4
 	LSL	$1, R3, R5
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R6
 	FMOVS	R6, F31
 	VDUP	V31.S[0], V31.S4
-	MOVW	$0x00400000, R6
+	MOVW	$0x00010000, R6
 	FMOVS	R6, F30
 	VDUP	V30.S[0], V30.S4
 row:
@@ -5397,32 +5374,30 @@ row:
 	CBZ	R8, pass1mainDone
 pass1main:
 	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VADD	V31.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V29.S4
-	VUSRA	$31, V29.S4, V4.S4
-	WORD	$0x4e20e41c // fcmeq v28.4s, v0.4s, v0.4s
-	VORR	V30.B16, V0.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V4.B16
-	VADD	V31.S4, V1.S4, V27.S4
-	VSHL	$15, V1.S4, V29.S4
-	VUSRA	$31, V29.S4, V27.S4
-	WORD	$0x4e21e43c // fcmeq v28.4s, v1.4s, v1.4s
-	VORR	V30.B16, V1.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V27.B16
-	VUZP2	V27.H8, V4.H8, V4.H8
-	VADD	V31.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V29.S4
-	VUSRA	$31, V29.S4, V5.S4
-	WORD	$0x4e22e45c // fcmeq v28.4s, v2.4s, v2.4s
-	VORR	V30.B16, V2.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V5.B16
-	VADD	V31.S4, V3.S4, V27.S4
-	VSHL	$15, V3.S4, V29.S4
-	VUSRA	$31, V29.S4, V27.S4
-	WORD	$0x4e23e47c // fcmeq v28.4s, v3.4s, v3.4s
-	VORR	V30.B16, V3.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V27.B16
-	VUZP2	V27.H8, V5.H8, V5.H8
+	WORD	$0x4e20e41d // fcmeq v29.4s, v0.4s, v0.4s
+	VCMTST	V30.S4, V0.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e20f41d // fmax v29.4s, v0.4s, v0.4s
+	WORD	$0x0e7c43a4 // addhn v4.4h, v29.4s, v28.4s
+	WORD	$0x4e21e43d // fcmeq v29.4s, v1.4s, v1.4s
+	VCMTST	V30.S4, V1.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e21f43d // fmax v29.4s, v1.4s, v1.4s
+	WORD	$0x4e7c43a4 // addhn2 v4.8h, v29.4s, v28.4s
+	WORD	$0x4e22e45d // fcmeq v29.4s, v2.4s, v2.4s
+	VCMTST	V30.S4, V2.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e22f45d // fmax v29.4s, v2.4s, v2.4s
+	WORD	$0x0e7c43a5 // addhn v5.4h, v29.4s, v28.4s
+	WORD	$0x4e23e47d // fcmeq v29.4s, v3.4s, v3.4s
+	VCMTST	V30.S4, V3.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e23f47d // fmax v29.4s, v3.4s, v3.4s
+	WORD	$0x4e7c43a5 // addhn2 v5.8h, v29.4s, v28.4s
 	VST1.P	[V4.H8, V5.H8], 32(R6)
 	SUBS	$1, R8, R8
 	BNE	pass1main
@@ -5430,44 +5405,41 @@ pass1mainDone:
 	AND	$8, R3, R8
 	CBZ	R8, pass1vec2Done
 	VLD1.P	32(R7), [V0.S4, V1.S4]
-	VADD	V31.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V29.S4
-	VUSRA	$31, V29.S4, V4.S4
-	WORD	$0x4e20e41c // fcmeq v28.4s, v0.4s, v0.4s
-	VORR	V30.B16, V0.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V4.B16
-	VADD	V31.S4, V1.S4, V27.S4
-	VSHL	$15, V1.S4, V29.S4
-	VUSRA	$31, V29.S4, V27.S4
-	WORD	$0x4e21e43c // fcmeq v28.4s, v1.4s, v1.4s
-	VORR	V30.B16, V1.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V27.B16
-	VUZP2	V27.H8, V4.H8, V4.H8
+	WORD	$0x4e20e41d // fcmeq v29.4s, v0.4s, v0.4s
+	VCMTST	V30.S4, V0.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e20f41d // fmax v29.4s, v0.4s, v0.4s
+	WORD	$0x0e7c43a4 // addhn v4.4h, v29.4s, v28.4s
+	WORD	$0x4e21e43d // fcmeq v29.4s, v1.4s, v1.4s
+	VCMTST	V30.S4, V1.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e21f43d // fmax v29.4s, v1.4s, v1.4s
+	WORD	$0x4e7c43a4 // addhn2 v4.8h, v29.4s, v28.4s
 	VST1.P	[V4.H8], 16(R6)
 pass1vec2Done:
 	AND	$4, R3, R8
 	CBZ	R8, pass1vec1Done
 	VLD1.P	16(R7), [V2.S4]
-	VADD	V31.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V29.S4
-	VUSRA	$31, V29.S4, V4.S4
-	WORD	$0x4e22e45c // fcmeq v28.4s, v2.4s, v2.4s
-	VORR	V30.B16, V2.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	WORD	$0x4e22e45d // fcmeq v29.4s, v2.4s, v2.4s
+	VCMTST	V30.S4, V2.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e22f45d // fmax v29.4s, v2.4s, v2.4s
+	WORD	$0x0e7c43a4 // addhn v4.4h, v29.4s, v28.4s
 	VST1.P	[V4.H4], 8(R6)
 pass1vec1Done:
 	AND	$3, R3, R8
 	CBZ	R8, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R7), F0
-	VADD	V31.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V29.S4
-	VUSRA	$31, V29.S4, V4.S4
-	WORD	$0x4e20e41c // fcmeq v28.4s, v0.4s, v0.4s
-	VORR	V30.B16, V0.B16, V29.B16
-	VBIF	V28.B16, V29.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	WORD	$0x4e20e41d // fcmeq v29.4s, v0.4s, v0.4s
+	VCMTST	V30.S4, V0.S4, V28.S4
+	VSUB	V28.S4, V31.S4, V28.S4
+	VAND	V29.B16, V28.B16, V28.B16
+	WORD	$0x4e20f41d // fmax v29.4s, v0.4s, v0.4s
+	WORD	$0x0e7c43a4 // addhn v4.4h, v29.4s, v28.4s
 	VST1.P	V4.H[0], 2(R6)
 	SUBS	$1, R8, R8
 	BNE	pass1tail
@@ -5491,6 +5463,8 @@ TEXT ·halfnormNeonFloat32FromBF16Any(SB), NOSPLIT, $0-40
 	MOVD	h+24(FP), R3
 	LSL	$2, R3, R4
 	LSL	$1, R3, R5
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V31.B16, V31.B16, V31.B16
 row:
 	// pass 1 over the row: dst = src
 	MOVD	R0, R6
@@ -5499,10 +5473,10 @@ row:
 	CBZ	R8, pass1mainDone
 pass1main:
 	VLD1.P	32(R7), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
+	VZIP1	V2.H8, V31.H8, V0.H8
+	VZIP2	V2.H8, V31.H8, V1.H8
+	VZIP1	V3.H8, V31.H8, V2.H8
+	VZIP2	V3.H8, V31.H8, V3.H8
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
 	SUBS	$1, R8, R8
 	BNE	pass1main
@@ -5510,21 +5484,21 @@ pass1mainDone:
 	AND	$8, R3, R8
 	CBZ	R8, pass1vec2Done
 	VLD1.P	16(R7), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
+	VZIP1	V1.H8, V31.H8, V0.H8
+	VZIP2	V1.H8, V31.H8, V1.H8
 	VST1.P	[V0.S4, V1.S4], 32(R6)
 pass1vec2Done:
 	AND	$4, R3, R8
 	CBZ	R8, pass1vec1Done
 	VLD1.P	8(R7), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
+	VZIP1	V2.H8, V31.H8, V2.H8
 	VST1.P	[V2.S4], 16(R6)
 pass1vec1Done:
 	AND	$3, R3, R8
 	CBZ	R8, pass1tailDone
 pass1tail:
 	VLD1.P	2(R7), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
+	VZIP1	V0.H8, V31.H8, V0.H8
 	FMOVS.P	F0, 4(R6)
 	SUBS	$1, R8, R8
 	BNE	pass1tail

@@ -498,7 +498,7 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 			continue
 		}
 		f := strings.Fields(s)
-		if len(f) < 2 || !vregRe.MatchString(s) || strings.HasPrefix(f[0], "b") {
+		if len(f) < 2 || !vregRe.MatchString(s) || branch(f[0]) {
 			continue
 		}
 		ops = append(ops, s)
@@ -622,6 +622,16 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 		}
 	}
 	return forms
+}
+
+// branch reports whether mnemonic op is a branch (B, B.cond, BL, BR, CBZ,
+// TBNZ...): the vector bit-selects BIF, BIT, BSL and BIC are not.
+func branch(op string) bool {
+	switch op {
+	case "b", "bl", "br", "blr", "ret", "cbz", "cbnz", "tbz", "tbnz":
+		return true
+	}
+	return strings.HasPrefix(op, "b.")
 }
 
 func vlist(first, n int) string {

@@ -99,6 +99,23 @@ func TestFloorBodies(t *testing.T) {
 
 // A Columns loop: element 0 at the cursor, element 1 a stride on through a
 // register offset, a Param broadcast by LD1R, a store through an address.
+// The bit-selects of a bf16 store's NaN case cost like any vector op; only
+// the loop's branch leaves the floor.
+func TestFloorBodiesSelects(t *testing.T) {
+	body := []string{
+		"ld1 { v0.4s }, [x5], #16",
+		"bif v4.16b, v23.16b, v22.16b",
+		"bsl v5.16b, v0.16b, v1.16b",
+		"cbnz x7, LOOP",
+		"b.ne LOOP",
+	}
+	got := floorBodies(body, false)["ld1"]
+	want := []string{"ld1 {v0.4s}, [x0]", "bif v16.16b, v29.16b, v28.16b", "bsl v17.16b, v29.16b, v28.16b"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("floorBodies = %q\nwant %q", got, want)
+	}
+}
+
 func TestFloorBodiesStrided(t *testing.T) {
 	body := []string{
 		"ld1r { v4.4s }, [x9], #4",

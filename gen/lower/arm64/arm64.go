@@ -183,13 +183,14 @@ type lowering struct {
 	hoist bool // guard bounds in registers for the whole function
 	fn    *arm64asm.Func
 
-	gpUsed map[arm64asm.Reg]bool
-	base   []arm64asm.Reg // per array: its current row (or the parameters)
-	rows   arm64asm.Reg
-	hReg   arm64asm.Reg     // run-time h (Segments: seglen, the length of each sweep)
-	stride arm64asm.Reg     // Rows: run-time h*4; Columns: stride*4, the step between a row's elements
-	half   arm64asm.Reg     // Rows: run-time h*2, the step of a half-precision row
-	bf16   [2]arm64asm.VReg // 0x7fff and 0x00400000 in every lane, when a loop stores bf16 (half.go)
+	gpUsed   map[arm64asm.Reg]bool
+	base     []arm64asm.Reg // per array: its current row (or the parameters)
+	rows     arm64asm.Reg
+	hReg     arm64asm.Reg     // run-time h (Segments: seglen, the length of each sweep)
+	stride   arm64asm.Reg     // Rows: run-time h*4; Columns: stride*4, the step between a row's elements
+	half     arm64asm.Reg     // Rows: run-time h*2, the step of a half-precision row
+	bf16     [2]arm64asm.VReg // 0x7fff and 0x00010000 in every lane, when a loop stores bf16 (half.go)
+	bf16Zero arm64asm.VReg    // zero, when a loop loads bf16
 
 	shape   map[string]arm64asm.Param // the shape arguments after rows (target.ShapeArgs)
 	segSkip arm64asm.Reg              // Segments: (segstride-seglen)*4, from a segment's end to the next one's start

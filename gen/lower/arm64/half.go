@@ -15,27 +15,29 @@ import (
 // quiet a NaN keeping its payload's top bits, as ir.NarrowF16 does, under
 // the FPCR Linux starts a process with (all zero: nearest even, no
 // flush to zero, no default NaN, IEEE half precision), which Go's runtime
-// never changes. bf16 is float32's upper half: SHLL by 16 widens; a store
-// adds 0x7fff plus the kept part's lowest bit (ties to even) and keeps the
-// upper half, except that a NaN only gets its quiet bit: its rounding
-// could carry into the exponent and give an infinity.
+// never changes. bf16 is float32's upper half: ZIP1/ZIP2 with a zero
+// register widen (SHLL does the same on one pipe only; a permute issues
+// on every vector pipe of N1, N2, V1 and V2). A store adds 0x7fff plus
+// the kept part's lowest bit (ties to even) and keeps the upper half with
+// ADDHN, except that a NaN adds nothing and only gets its quiet bit (from
+// FMAX v, v, under the same FPCR): its rounding could carry into the
+// exponent and give an infinity. Every op of the store issues on all
+// vector pipes too (no shifts).
 //
 // Vectors move in pairs: one LD1 of 8H registers, placed in the upper
 // half of the loaded value's group and widened from there by FCVTL and
-// FCVTL2 (SHLL, SHLL2) into the group's registers in order; a store
-// narrows each pair into one 8H register (FCVTN and FCVTN2; bf16 by UZP2,
-// the upper halves of both). A single vector is a 4H register, the
-// scalar tail lane 0 of one.
+// FCVTL2 (ZIP1, ZIP2) into the group's registers in order; a store
+// narrows each pair into one 8H register (FCVTN and FCVTN2; bf16 by
+// ADDHN and ADDHN2). A single vector is a 4H register, the scalar tail
+// lane 0 of one.
 
 // halfStore is the registers a store to a half array narrows into: out,
 // a group of one 8H register per pair of vectors (a 4H register for a
-// single one), and for bf16 two scratch registers and the pair's second
-// rounded vector.
+// single one), and for bf16 two scratch registers.
 type halfStore struct {
-	out         arm64asm.VReg
-	n           int // registers of out
-	quiet, mask arm64asm.VReg
-	second      arm64asm.VReg
+	out       arm64asm.VReg
+	n         int // registers of out
+	mask, add arm64asm.VReg
 }
 
 // elem is the storage of array a.
@@ -51,22 +53,36 @@ func (l *lowering) hasHalf() bool {
 	return false
 }
 
-// bf16Setup broadcasts the bf16 rounding constants, 0x7fff and the quiet
-// bit 0x00400000, once for the whole function when a loop stores bf16.
+// bf16Setup broadcasts the bf16 rounding constants, 0x7fff and bit 16
+// (the kept part's lowest), once for the whole function when a loop
+// stores bf16, and zeroes a register for the widening ZIPs when one loads
+// bf16.
 func (l *lowering) bf16Setup() error {
-	stores := false
+	loads, stores := false, false
 	for _, st := range l.k.Body {
 		if lp, ok := st.(*ir.Loop); ok {
 			for _, op := range lp.Ops {
-				stores = stores || (op.Code == ir.VStore && l.elem(op.Array) == ir.BF16)
+				if l.elem(op.Array) == ir.BF16 {
+					loads = loads || op.Code == ir.VLoad
+					stores = stores || op.Code == ir.VStore
+				}
 			}
 		}
+	}
+	if loads {
+		r, err := l.vreg()
+		if err != nil {
+			return err
+		}
+		l.fn.Comment("bf16 widening: zero, the lower half of every float32")
+		l.fn.VEOR(r.B16(), r.B16(), r.B16())
+		l.bf16Zero = r
 	}
 	if !stores {
 		return nil
 	}
-	l.fn.Comment("bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane")
-	for i, c := range []uint32{0x7fff, 0x00400000} {
+	l.fn.Comment("bf16 rounding: the bias 0x7fff and bit 16, in every lane")
+	for i, c := range []uint32{0x7fff, 0x00010000} {
 		r, err := l.vreg()
 		if err != nil {
 			return err
@@ -91,14 +107,14 @@ func (l *lowering) planHalfStore(a int) (halfStore, error) {
 	hs.out, hs.n = g, n
 	var scratch []arm64asm.VReg
 	if l.elem(a) == ir.BF16 {
-		for range 3 {
+		for range 2 {
 			r, err := l.vreg()
 			if err != nil {
 				return hs, err
 			}
 			scratch = append(scratch, r)
 		}
-		hs.quiet, hs.mask, hs.second = scratch[0], scratch[1], scratch[2]
+		hs.mask, hs.add = scratch[0], scratch[1]
 	}
 	l.vFree(g, n)
 	for _, r := range scratch {
@@ -110,10 +126,13 @@ func (l *lowering) planHalfStore(a int) (halfStore, error) {
 // widen turns the 16-bit values of src (4H, or the upper 4H of an 8H)
 // into float32 in d.
 func (l *lowering) widen(e ir.Elem, src arm64asm.VArr, d arm64asm.VReg) {
-	if e == ir.F16 {
+	switch {
+	case e == ir.F16:
 		l.fn.VFCVTL(src, d.S4())
-	} else {
-		l.fn.VSHLL(src, d.S4())
+	case src.Arr == arm64asm.H8:
+		l.fn.VZIP2(src, l.bf16Zero.H8(), d.H8())
+	default:
+		l.fn.VZIP1(src.Reg.H8(), l.bf16Zero.H8(), d.H8())
 	}
 }
 
@@ -169,17 +188,17 @@ func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width 
 	}
 }
 
-// bf16Round leaves in d's 32-bit lanes v's lanes rounded to bf16 in
-// their upper halves: v + 0x7fff + bit 16 of v, or v with the quiet bit
-// where v is NaN.
-func (l *lowering) bf16Round(hs halfStore, v, d arm64asm.VReg) {
+// bf16Round narrows v's lanes, rounded to bf16, into d (4H, or the upper
+// 4H of an 8H): the upper half of v + 0x7fff + bit 16 of v, or of v with
+// the quiet bit where v is NaN.
+func (l *lowering) bf16Round(hs halfStore, v arm64asm.VReg, d arm64asm.VArr) {
 	fn := l.fn
-	fn.VADD(l.bf16[0].S4(), v.S4(), d.S4())
-	fn.VSHL(15, v.S4(), hs.quiet.S4())
-	fn.VUSRA(31, hs.quiet.S4(), d.S4()) // the kept part's lowest bit: ties to even
 	fn.VFCMEQ(v.S4(), v.S4(), hs.mask.S4())
-	fn.VORR(l.bf16[1].B16(), v.B16(), hs.quiet.B16())
-	fn.VBIF(hs.mask.B16(), hs.quiet.B16(), d.B16())
+	fn.VCMTST(l.bf16[1].S4(), v.S4(), hs.add.S4())     // -(bit 16)
+	fn.VSUB(hs.add.S4(), l.bf16[0].S4(), hs.add.S4())  // 0x7fff + bit 16: ties to even
+	fn.VAND(hs.mask.B16(), hs.add.B16(), hs.add.B16()) // nothing for a NaN
+	fn.VFMAX(v.S4(), v.S4(), hs.mask.S4())             // v, a NaN quiet
+	fn.VADDHN(hs.add.S4(), hs.mask.S4(), d)
 }
 
 // narrow1 leaves v's lanes in the format of array a in the 4H of d.
@@ -188,8 +207,7 @@ func (l *lowering) narrow1(a int, hs halfStore, v, d arm64asm.VReg) {
 		l.fn.VFCVTN(v.S4(), d.H4())
 		return
 	}
-	l.bf16Round(hs, v, d)
-	l.fn.VSHRN(16, d.S4(), d.H4())
+	l.bf16Round(hs, v, d.H4())
 }
 
 // storeHalf stores the width vectors val(0), val(1)... to half array a
@@ -222,9 +240,8 @@ func (l *lowering) storeHalf(a int, hs halfStore, cur arm64asm.Reg, val func(c i
 			fn.VFCVTN(hi.S4(), o.H8())
 			continue
 		}
-		l.bf16Round(hs, lo, o)
-		l.bf16Round(hs, hi, hs.second)
-		fn.VUZP2(hs.second.H8(), o.H8(), o.H8())
+		l.bf16Round(hs, lo, o.H4())
+		l.bf16Round(hs, hi, o.H8())
 	}
 	list := hs.out.List(width/2, arm64asm.H8)
 	if post {
