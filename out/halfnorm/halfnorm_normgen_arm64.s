@@ -3313,21 +3313,23 @@ TEXT ·halfnormNeonBF16GroupNormBackwardRowsAny(SB), NOSPLIT, $0-96
 	FMOVS	R10, F29
 	MOVW	$0x7f7fffff, R10
 	FMOVS	R10, F28
-	// bf16 rounding: the bias 0x7fff and the quiet bit of a NaN, in every lane
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V27.B16, V27.B16, V27.B16
+	// bf16 rounding: the bias 0x7fff and bit 16, in every lane
 	MOVW	$0x00007fff, R10
-	FMOVS	R10, F27
-	VDUP	V27.S[0], V27.S4
-	MOVW	$0x00400000, R10
 	FMOVS	R10, F26
 	VDUP	V26.S[0], V26.S4
+	MOVW	$0x00010000, R10
+	FMOVS	R10, F25
+	VDUP	V25.S[0], V25.S4
 row:
 	// s0 = mean[row]
-	FMOVS	(R3), F25
+	FMOVS	(R3), F24
 	// s1 = rstd[row]
-	FMOVS	(R4), F24
+	FMOVS	(R4), F23
 	// pass 1 over the row, segment by segment: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
-	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3338,19 +3340,19 @@ row:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R10
 	MOVD	R2, R11
-	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
 	VEOR	V17.B16, V17.B16, V17.B16
+	VEOR	V16.B16, V16.B16, V16.B16
 	MOVD	$64, R13
 	MOVD	$64, R15
 	MOVD	R5, R16
-	FMOVS	ZR, F22
 	FMOVS	ZR, F21
+	FMOVS	ZR, F20
 	MOVD	segs+56(FP), R17
 pass1seg:
-	FMOVS.P	4(R16), F23
-	VDUP	V23.S[0], V23.S4
+	FMOVS.P	4(R16), F22
+	VDUP	V22.S[0], V22.S4
 	LSR	$4, R7, R14
 pass1chunk:
 	SUBS	R15, R14, R14
@@ -3358,27 +3360,27 @@ pass1chunk:
 	MOVD	R15, R12
 pass1iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
-	WORD	$0x6e37dd08 // fmul v8.4s, v8.4s, v23.4s
-	WORD	$0x6e37dd29 // fmul v9.4s, v9.4s, v23.4s
-	WORD	$0x6e37dd4a // fmul v10.4s, v10.4s, v23.4s
-	WORD	$0x6e37dd6b // fmul v11.4s, v11.4s, v23.4s
+	VZIP1	V10.H8, V27.H8, V8.H8
+	VZIP2	V10.H8, V27.H8, V9.H8
+	VZIP1	V11.H8, V27.H8, V10.H8
+	VZIP2	V11.H8, V27.H8, V11.H8
+	WORD	$0x6e36dd08 // fmul v8.4s, v8.4s, v22.4s
+	WORD	$0x6e36dd29 // fmul v9.4s, v9.4s, v22.4s
+	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
+	WORD	$0x6e36dd6b // fmul v11.4s, v11.4s, v22.4s
 	VLD1.P	32(R11), [V14.H8, V15.H8]
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
-	WORD	$0x4eb9d58c // fsub v12.4s, v12.4s, v25.4s
-	WORD	$0x4eb9d5ad // fsub v13.4s, v13.4s, v25.4s
-	WORD	$0x4eb9d5ce // fsub v14.4s, v14.4s, v25.4s
-	WORD	$0x4eb9d5ef // fsub v15.4s, v15.4s, v25.4s
-	WORD	$0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD	$0x6e38ddad // fmul v13.4s, v13.4s, v24.4s
-	WORD	$0x6e38ddce // fmul v14.4s, v14.4s, v24.4s
-	WORD	$0x6e38ddef // fmul v15.4s, v15.4s, v24.4s
+	VZIP1	V14.H8, V27.H8, V12.H8
+	VZIP2	V14.H8, V27.H8, V13.H8
+	VZIP1	V15.H8, V27.H8, V14.H8
+	VZIP2	V15.H8, V27.H8, V15.H8
+	WORD	$0x4eb8d58c // fsub v12.4s, v12.4s, v24.4s
+	WORD	$0x4eb8d5ad // fsub v13.4s, v13.4s, v24.4s
+	WORD	$0x4eb8d5ce // fsub v14.4s, v14.4s, v24.4s
+	WORD	$0x4eb8d5ef // fsub v15.4s, v15.4s, v24.4s
+	WORD	$0x6e37dd8c // fmul v12.4s, v12.4s, v23.4s
+	WORD	$0x6e37ddad // fmul v13.4s, v13.4s, v23.4s
+	WORD	$0x6e37ddce // fmul v14.4s, v14.4s, v23.4s
+	WORD	$0x6e37ddef // fmul v15.4s, v15.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -3394,9 +3396,9 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3404,9 +3406,9 @@ pass1iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3415,10 +3417,10 @@ pass1iter:
 	SUBS	$1, R13, R13
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 	B	pass1chunk
 pass1short:
@@ -3431,9 +3433,9 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3441,9 +3443,9 @@ pass1chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3452,10 +3454,10 @@ pass1chunked:
 	SUBS	$1, R13, R13
 	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 pass1tailFolded:
 	SUB	$3, R15, R15
@@ -3463,17 +3465,17 @@ pass1room:
 	AND	$8, R7, R12
 	CBZ	R12, pass1vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
-	WORD	$0x6e37dd08 // fmul v8.4s, v8.4s, v23.4s
-	WORD	$0x6e37dd29 // fmul v9.4s, v9.4s, v23.4s
+	VZIP1	V9.H8, V27.H8, V8.H8
+	VZIP2	V9.H8, V27.H8, V9.H8
+	WORD	$0x6e36dd08 // fmul v8.4s, v8.4s, v22.4s
+	WORD	$0x6e36dd29 // fmul v9.4s, v9.4s, v22.4s
 	VLD1.P	16(R11), [V13.H8]
-	WORD	$0x2e6139ac // shll v12.4s, v13.4h, #16
-	WORD	$0x6e6139ad // shll2 v13.4s, v13.8h, #16
-	WORD	$0x4eb9d58c // fsub v12.4s, v12.4s, v25.4s
-	WORD	$0x4eb9d5ad // fsub v13.4s, v13.4s, v25.4s
-	WORD	$0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD	$0x6e38ddad // fmul v13.4s, v13.4s, v24.4s
+	VZIP1	V13.H8, V27.H8, V12.H8
+	VZIP2	V13.H8, V27.H8, V13.H8
+	WORD	$0x4eb8d58c // fsub v12.4s, v12.4s, v24.4s
+	WORD	$0x4eb8d5ad // fsub v13.4s, v13.4s, v24.4s
+	WORD	$0x6e37dd8c // fmul v12.4s, v12.4s, v23.4s
+	WORD	$0x6e37ddad // fmul v13.4s, v13.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
@@ -3482,12 +3484,12 @@ pass1vec2Done:
 	AND	$4, R7, R12
 	CBZ	R12, pass1vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
-	WORD	$0x6e37dd4a // fmul v10.4s, v10.4s, v23.4s
+	VZIP1	V10.H8, V27.H8, V10.H8
+	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
 	VLD1.P	8(R11), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
-	WORD	$0x4eb9d5ce // fsub v14.4s, v14.4s, v25.4s
-	WORD	$0x6e38ddce // fmul v14.4s, v14.4s, v24.4s
+	VZIP1	V14.H8, V27.H8, V14.H8
+	WORD	$0x4eb8d5ce // fsub v14.4s, v14.4s, v24.4s
+	WORD	$0x6e37ddce // fmul v14.4s, v14.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V14.S4, V10.S4, V6.S4
 pass1vec1Done:
@@ -3495,14 +3497,14 @@ pass1vec1Done:
 	CBZ	R12, pass1tailDone
 pass1tail:
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
-	FMULS	F23, F8, F8
+	VZIP1	V8.H8, V27.H8, V8.H8
+	FMULS	F22, F8, F8
 	VLD1.P	2(R11), V12.H[0]
-	WORD	$0x2e61398c // shll v12.4s, v12.4h, #16
-	FSUBS	F25, F12, F12
-	FMULS	F24, F12, F12
-	FADDS	F8, F22, F22
-	FMADDS	F12, F21, F8, F21
+	VZIP1	V12.H8, V27.H8, V12.H8
+	FSUBS	F24, F12, F12
+	FMULS	F23, F12, F12
+	FADDS	F8, F21, F21
+	FMADDS	F12, F20, F8, F20
 	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
@@ -3513,111 +3515,109 @@ pass1tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
-	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e20d660 // fadd v0.4s, v19.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
-	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
+	WORD	$0x4e32d612 // fadd v18.4s, v16.4s, v18.4s
+	WORD	$0x4e24d644 // fadd v4.4s, v18.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F22, F0, F0
-	FADDS	F21, F4, F4
+	FADDS	F21, F0, F0
+	FADDS	F20, F4, F4
 	// s2 = sum(dy*gamma)
 	// s4 = s2 * s3
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	FCMPS	F29, F23
-	BLT	done
-	FCMPS	F28, F23
-	BHI	done
-	// s5 = sum(dy*gamma*((x - s0)*s1))
-	// s6 = s5 * s3
-	FMULS	F31, F4, F22
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	FCMPS	F29, F22
 	BLT	done
 	FCMPS	F28, F22
 	BHI	done
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	// s6 = s5 * s3
+	FMULS	F31, F4, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
 	// s8 = 0 - s6
-	FSUBS	F22, F30, F22
+	FSUBS	F21, F30, F21
 	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
+	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
 	MOVD	R1, R11
 	MOVD	R2, R12
 	MOVD	R5, R14
 	MOVD	segs+56(FP), R15
 pass2seg:
-	FMOVS.P	4(R14), F21
-	VDUP	V21.S[0], V21.S4
+	FMOVS.P	4(R14), F20
+	VDUP	V20.S[0], V20.S4
 	LSR	$4, R7, R13
 	CBZ	R13, pass2mainDone
 pass2main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x2e613840 // shll v0.4s, v2.4h, #16
-	WORD	$0x6e613841 // shll2 v1.4s, v2.8h, #16
-	WORD	$0x2e613862 // shll v2.4s, v3.4h, #16
-	WORD	$0x6e613863 // shll2 v3.4s, v3.8h, #16
-	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
-	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
-	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
-	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
+	VZIP1	V2.H8, V27.H8, V0.H8
+	VZIP2	V2.H8, V27.H8, V1.H8
+	VZIP1	V3.H8, V27.H8, V2.H8
+	VZIP2	V3.H8, V27.H8, V3.H8
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x6e34dc63 // fmul v3.4s, v3.4s, v20.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
 	VLD1.P	32(R12), [V6.H8, V7.H8]
-	WORD	$0x2e6138c4 // shll v4.4s, v6.4h, #16
-	WORD	$0x6e6138c5 // shll2 v5.4s, v6.8h, #16
-	WORD	$0x2e6138e6 // shll v6.4s, v7.4h, #16
-	WORD	$0x6e6138e7 // shll2 v7.4s, v7.8h, #16
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x4eb9d4e7 // fsub v7.4s, v7.4s, v25.4s
-	WORD	$0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD	$0x6e38dca5 // fmul v5.4s, v5.4s, v24.4s
-	WORD	$0x6e38dcc6 // fmul v6.4s, v6.4s, v24.4s
-	WORD	$0x6e38dce7 // fmul v7.4s, v7.4s, v24.4s
-	VFMLA	V22.S4, V4.S4, V0.S4
-	VFMLA	V22.S4, V5.S4, V1.S4
-	VFMLA	V22.S4, V6.S4, V2.S4
-	VFMLA	V22.S4, V7.S4, V3.S4
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V20.S4
-	VUSRA	$31, V20.S4, V4.S4
+	VZIP1	V6.H8, V27.H8, V4.H8
+	VZIP2	V6.H8, V27.H8, V5.H8
+	VZIP1	V7.H8, V27.H8, V6.H8
+	VZIP2	V7.H8, V27.H8, V7.H8
+	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
+	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
+	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
+	VFMLA	V21.S4, V4.S4, V0.S4
+	VFMLA	V21.S4, V5.S4, V1.S4
+	VFMLA	V21.S4, V6.S4, V2.S4
+	VFMLA	V21.S4, V7.S4, V3.S4
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
 	WORD	$0x4e20e413 // fcmeq v19.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V4.B16
-	VADD	V27.S4, V1.S4, V18.S4
-	VSHL	$15, V1.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V25.S4, V0.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e20f413 // fmax v19.4s, v0.4s, v0.4s
+	WORD	$0x0e724264 // addhn v4.4h, v19.4s, v18.4s
 	WORD	$0x4e21e433 // fcmeq v19.4s, v1.4s, v1.4s
-	VORR	V26.B16, V1.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V4.H8, V4.H8
-	VADD	V27.S4, V2.S4, V5.S4
-	VSHL	$15, V2.S4, V20.S4
-	VUSRA	$31, V20.S4, V5.S4
+	VCMTST	V25.S4, V1.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e21f433 // fmax v19.4s, v1.4s, v1.4s
+	WORD	$0x4e724264 // addhn2 v4.8h, v19.4s, v18.4s
 	WORD	$0x4e22e453 // fcmeq v19.4s, v2.4s, v2.4s
-	VORR	V26.B16, V2.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V5.B16
-	VADD	V27.S4, V3.S4, V18.S4
-	VSHL	$15, V3.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V25.S4, V2.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e22f453 // fmax v19.4s, v2.4s, v2.4s
+	WORD	$0x0e724265 // addhn v5.4h, v19.4s, v18.4s
 	WORD	$0x4e23e473 // fcmeq v19.4s, v3.4s, v3.4s
-	VORR	V26.B16, V3.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V5.H8, V5.H8
+	VCMTST	V25.S4, V3.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e23f473 // fmax v19.4s, v3.4s, v3.4s
+	WORD	$0x4e724265 // addhn2 v5.8h, v19.4s, v18.4s
 	VST1.P	[V4.H8, V5.H8], 32(R10)
 	SUBS	$1, R13, R13
 	BNE	pass2main
@@ -3625,79 +3625,76 @@ pass2mainDone:
 	AND	$8, R7, R13
 	CBZ	R13, pass2vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x2e613820 // shll v0.4s, v1.4h, #16
-	WORD	$0x6e613821 // shll2 v1.4s, v1.8h, #16
-	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
-	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
+	VZIP1	V1.H8, V27.H8, V0.H8
+	VZIP2	V1.H8, V27.H8, V1.H8
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
 	VLD1.P	16(R12), [V5.H8]
-	WORD	$0x2e6138a4 // shll v4.4s, v5.4h, #16
-	WORD	$0x6e6138a5 // shll2 v5.4s, v5.8h, #16
-	WORD	$0x4eb9d484 // fsub v4.4s, v4.4s, v25.4s
-	WORD	$0x4eb9d4a5 // fsub v5.4s, v5.4s, v25.4s
-	WORD	$0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD	$0x6e38dca5 // fmul v5.4s, v5.4s, v24.4s
-	VFMLA	V22.S4, V4.S4, V0.S4
-	VFMLA	V22.S4, V5.S4, V1.S4
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V20.S4
-	VUSRA	$31, V20.S4, V4.S4
+	VZIP1	V5.H8, V27.H8, V4.H8
+	VZIP2	V5.H8, V27.H8, V5.H8
+	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
+	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
+	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
+	VFMLA	V21.S4, V4.S4, V0.S4
+	VFMLA	V21.S4, V5.S4, V1.S4
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
 	WORD	$0x4e20e413 // fcmeq v19.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V4.B16
-	VADD	V27.S4, V1.S4, V18.S4
-	VSHL	$15, V1.S4, V20.S4
-	VUSRA	$31, V20.S4, V18.S4
+	VCMTST	V25.S4, V0.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e20f413 // fmax v19.4s, v0.4s, v0.4s
+	WORD	$0x0e724264 // addhn v4.4h, v19.4s, v18.4s
 	WORD	$0x4e21e433 // fcmeq v19.4s, v1.4s, v1.4s
-	VORR	V26.B16, V1.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V18.B16
-	VUZP2	V18.H8, V4.H8, V4.H8
+	VCMTST	V25.S4, V1.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e21f433 // fmax v19.4s, v1.4s, v1.4s
+	WORD	$0x4e724264 // addhn2 v4.8h, v19.4s, v18.4s
 	VST1.P	[V4.H8], 16(R10)
 pass2vec2Done:
 	AND	$4, R7, R13
 	CBZ	R13, pass2vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x2e613842 // shll v2.4s, v2.4h, #16
-	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
+	VZIP1	V2.H8, V27.H8, V2.H8
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
 	VLD1.P	8(R12), [V6.H4]
-	WORD	$0x2e6138c6 // shll v6.4s, v6.4h, #16
-	WORD	$0x4eb9d4c6 // fsub v6.4s, v6.4s, v25.4s
-	WORD	$0x6e38dcc6 // fmul v6.4s, v6.4s, v24.4s
-	VFMLA	V22.S4, V6.S4, V2.S4
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	VADD	V27.S4, V2.S4, V4.S4
-	VSHL	$15, V2.S4, V20.S4
-	VUSRA	$31, V20.S4, V4.S4
+	VZIP1	V6.H8, V27.H8, V6.H8
+	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	VFMLA	V21.S4, V6.S4, V2.S4
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	WORD	$0x4e22e453 // fcmeq v19.4s, v2.4s, v2.4s
-	VORR	V26.B16, V2.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V25.S4, V2.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e22f453 // fmax v19.4s, v2.4s, v2.4s
+	WORD	$0x0e724264 // addhn v4.4h, v19.4s, v18.4s
 	VST1.P	[V4.H4], 8(R10)
 pass2vec1Done:
 	AND	$3, R7, R13
 	CBZ	R13, pass2tailDone
 pass2tail:
 	VLD1.P	2(R11), V0.H[0]
-	WORD	$0x2e613800 // shll v0.4s, v0.4h, #16
-	FMULS	F21, F0, F0
-	FSUBS	F23, F0, F0
+	VZIP1	V0.H8, V27.H8, V0.H8
+	FMULS	F20, F0, F0
+	FSUBS	F22, F0, F0
 	VLD1.P	2(R12), V4.H[0]
-	WORD	$0x2e613884 // shll v4.4s, v4.4h, #16
-	FSUBS	F25, F4, F4
-	FMULS	F24, F4, F4
-	FMADDS	F22, F0, F4, F0
-	FMULS	F24, F0, F0
-	VADD	V27.S4, V0.S4, V4.S4
-	VSHL	$15, V0.S4, V20.S4
-	VUSRA	$31, V20.S4, V4.S4
+	VZIP1	V4.H8, V27.H8, V4.H8
+	FSUBS	F24, F4, F4
+	FMULS	F23, F4, F4
+	FMADDS	F21, F0, F4, F0
+	FMULS	F23, F0, F0
 	WORD	$0x4e20e413 // fcmeq v19.4s, v0.4s, v0.4s
-	VORR	V26.B16, V0.B16, V20.B16
-	VBIF	V19.B16, V20.B16, V4.B16
-	WORD	$0x0f108484 // shrn v4.4h, v4.4s, #16
+	VCMTST	V25.S4, V0.S4, V18.S4
+	VSUB	V18.S4, V26.S4, V18.S4
+	VAND	V19.B16, V18.B16, V18.B16
+	WORD	$0x4e20f413 // fmax v19.4s, v0.4s, v0.4s
+	WORD	$0x0e724264 // addhn v4.4h, v19.4s, v18.4s
 	VST1.P	V4.H[0], 2(R10)
 	SUBS	$1, R13, R13
 	BNE	pass2tail
@@ -3740,6 +3737,8 @@ TEXT ·halfnormNeonBF16GroupNormBackwardParamsAny(SB), NOSPLIT, $0-96
 	SUB	R7, R8, R8
 	LSL	$1, R8, R9
 	LSL	$2, R8, R8
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V31.B16, V31.B16, V31.B16
 row:
 	// pass 1 over the row, segment by segment: acc0 += dy*((x - mean)*rstd); acc1 += dy
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -3752,22 +3751,22 @@ row:
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R2, R10
 	MOVD	R3, R11
-	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
 	MOVD	$64, R13
 	MOVD	$64, R15
 	MOVD	R4, R16
 	MOVD	R5, R17
-	FMOVS	ZR, F29
 	FMOVS	ZR, F28
+	FMOVS	ZR, F27
 	MOVD	segs+56(FP), R19
 pass1seg:
-	FMOVS.P	4(R16), F31
-	VDUP	V31.S[0], V31.S4
-	FMOVS.P	4(R17), F30
+	FMOVS.P	4(R16), F30
 	VDUP	V30.S[0], V30.S4
+	FMOVS.P	4(R17), F29
+	VDUP	V29.S[0], V29.S4
 	LSR	$4, R7, R14
 pass1chunk:
 	SUBS	R15, R14, R14
@@ -3775,23 +3774,23 @@ pass1chunk:
 	MOVD	R15, R12
 pass1iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	WORD	$0x2e613948 // shll v8.4s, v10.4h, #16
-	WORD	$0x6e613949 // shll2 v9.4s, v10.8h, #16
-	WORD	$0x2e61396a // shll v10.4s, v11.4h, #16
-	WORD	$0x6e61396b // shll2 v11.4s, v11.8h, #16
+	VZIP1	V10.H8, V31.H8, V8.H8
+	VZIP2	V10.H8, V31.H8, V9.H8
+	VZIP1	V11.H8, V31.H8, V10.H8
+	VZIP2	V11.H8, V31.H8, V11.H8
 	VLD1.P	32(R11), [V14.H8, V15.H8]
-	WORD	$0x2e6139cc // shll v12.4s, v14.4h, #16
-	WORD	$0x6e6139cd // shll2 v13.4s, v14.8h, #16
-	WORD	$0x2e6139ee // shll v14.4s, v15.4h, #16
-	WORD	$0x6e6139ef // shll2 v15.4s, v15.8h, #16
-	WORD	$0x4ebfd58c // fsub v12.4s, v12.4s, v31.4s
-	WORD	$0x4ebfd5ad // fsub v13.4s, v13.4s, v31.4s
-	WORD	$0x4ebfd5ce // fsub v14.4s, v14.4s, v31.4s
-	WORD	$0x4ebfd5ef // fsub v15.4s, v15.4s, v31.4s
-	WORD	$0x6e3edd8c // fmul v12.4s, v12.4s, v30.4s
-	WORD	$0x6e3eddad // fmul v13.4s, v13.4s, v30.4s
-	WORD	$0x6e3eddce // fmul v14.4s, v14.4s, v30.4s
-	WORD	$0x6e3eddef // fmul v15.4s, v15.4s, v30.4s
+	VZIP1	V14.H8, V31.H8, V12.H8
+	VZIP2	V14.H8, V31.H8, V13.H8
+	VZIP1	V15.H8, V31.H8, V14.H8
+	VZIP2	V15.H8, V31.H8, V15.H8
+	WORD	$0x4ebed58c // fsub v12.4s, v12.4s, v30.4s
+	WORD	$0x4ebed5ad // fsub v13.4s, v13.4s, v30.4s
+	WORD	$0x4ebed5ce // fsub v14.4s, v14.4s, v30.4s
+	WORD	$0x4ebed5ef // fsub v15.4s, v15.4s, v30.4s
+	WORD	$0x6e3ddd8c // fmul v12.4s, v12.4s, v29.4s
+	WORD	$0x6e3dddad // fmul v13.4s, v13.4s, v29.4s
+	WORD	$0x6e3dddce // fmul v14.4s, v14.4s, v29.4s
+	WORD	$0x6e3dddef // fmul v15.4s, v15.4s, v29.4s
 	VFMLA	V12.S4, V8.S4, V0.S4
 	VFMLA	V13.S4, V9.S4, V1.S4
 	VFMLA	V14.S4, V10.S4, V2.S4
@@ -3807,9 +3806,9 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3dd400 // fadd v0.4s, v0.4s, v29.4s
-	VEOR	V29.B16, V29.B16, V29.B16
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e3cd400 // fadd v0.4s, v0.4s, v28.4s
+	VEOR	V28.B16, V28.B16, V28.B16
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3817,9 +3816,9 @@ pass1iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e3cd484 // fadd v4.4s, v4.4s, v28.4s
-	VEOR	V28.B16, V28.B16, V28.B16
-	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	WORD	$0x4e3bd484 // fadd v4.4s, v4.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
+	WORD	$0x4e24d739 // fadd v25.4s, v25.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3828,10 +3827,10 @@ pass1iter:
 	SUBS	$1, R13, R13
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3bd739 // fadd v25.4s, v25.4s, v27.4s
-	VEOR	V27.B16, V27.B16, V27.B16
 	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R13
 	B	pass1chunk
 pass1short:
@@ -3844,9 +3843,9 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3dd400 // fadd v0.4s, v0.4s, v29.4s
-	VEOR	V29.B16, V29.B16, V29.B16
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e3cd400 // fadd v0.4s, v0.4s, v28.4s
+	VEOR	V28.B16, V28.B16, V28.B16
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3854,9 +3853,9 @@ pass1chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e3cd484 // fadd v4.4s, v4.4s, v28.4s
-	VEOR	V28.B16, V28.B16, V28.B16
-	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	WORD	$0x4e3bd484 // fadd v4.4s, v4.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
+	WORD	$0x4e24d739 // fadd v25.4s, v25.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3865,10 +3864,10 @@ pass1chunked:
 	SUBS	$1, R13, R13
 	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3bd739 // fadd v25.4s, v25.4s, v27.4s
-	VEOR	V27.B16, V27.B16, V27.B16
 	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
 	VEOR	V26.B16, V26.B16, V26.B16
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R13
 pass1tailFolded:
 	SUB	$3, R15, R15
@@ -3876,15 +3875,15 @@ pass1room:
 	AND	$8, R7, R12
 	CBZ	R12, pass1vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	WORD	$0x2e613928 // shll v8.4s, v9.4h, #16
-	WORD	$0x6e613929 // shll2 v9.4s, v9.8h, #16
+	VZIP1	V9.H8, V31.H8, V8.H8
+	VZIP2	V9.H8, V31.H8, V9.H8
 	VLD1.P	16(R11), [V13.H8]
-	WORD	$0x2e6139ac // shll v12.4s, v13.4h, #16
-	WORD	$0x6e6139ad // shll2 v13.4s, v13.8h, #16
-	WORD	$0x4ebfd58c // fsub v12.4s, v12.4s, v31.4s
-	WORD	$0x4ebfd5ad // fsub v13.4s, v13.4s, v31.4s
-	WORD	$0x6e3edd8c // fmul v12.4s, v12.4s, v30.4s
-	WORD	$0x6e3eddad // fmul v13.4s, v13.4s, v30.4s
+	VZIP1	V13.H8, V31.H8, V12.H8
+	VZIP2	V13.H8, V31.H8, V13.H8
+	WORD	$0x4ebed58c // fsub v12.4s, v12.4s, v30.4s
+	WORD	$0x4ebed5ad // fsub v13.4s, v13.4s, v30.4s
+	WORD	$0x6e3ddd8c // fmul v12.4s, v12.4s, v29.4s
+	WORD	$0x6e3dddad // fmul v13.4s, v13.4s, v29.4s
 	VFMLA	V12.S4, V8.S4, V0.S4
 	VFMLA	V13.S4, V9.S4, V1.S4
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
@@ -3893,11 +3892,11 @@ pass1vec2Done:
 	AND	$4, R7, R12
 	CBZ	R12, pass1vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	WORD	$0x2e61394a // shll v10.4s, v10.4h, #16
+	VZIP1	V10.H8, V31.H8, V10.H8
 	VLD1.P	8(R11), [V14.H4]
-	WORD	$0x2e6139ce // shll v14.4s, v14.4h, #16
-	WORD	$0x4ebfd5ce // fsub v14.4s, v14.4s, v31.4s
-	WORD	$0x6e3eddce // fmul v14.4s, v14.4s, v30.4s
+	VZIP1	V14.H8, V31.H8, V14.H8
+	WORD	$0x4ebed5ce // fsub v14.4s, v14.4s, v30.4s
+	WORD	$0x6e3dddce // fmul v14.4s, v14.4s, v29.4s
 	VFMLA	V14.S4, V10.S4, V2.S4
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 pass1vec1Done:
@@ -3905,13 +3904,13 @@ pass1vec1Done:
 	CBZ	R12, pass1tailDone
 pass1tail:
 	VLD1.P	2(R10), V8.H[0]
-	WORD	$0x2e613908 // shll v8.4s, v8.4h, #16
+	VZIP1	V8.H8, V31.H8, V8.H8
 	VLD1.P	2(R11), V12.H[0]
-	WORD	$0x2e61398c // shll v12.4s, v12.4h, #16
-	FSUBS	F31, F12, F12
-	FMULS	F30, F12, F12
-	FMADDS	F12, F29, F8, F29
-	FADDS	F8, F28, F28
+	VZIP1	V12.H8, V31.H8, V12.H8
+	FSUBS	F30, F12, F12
+	FMULS	F29, F12, F12
+	FMADDS	F12, F28, F8, F28
+	FADDS	F8, F27, F27
 	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
@@ -3922,19 +3921,19 @@ pass1tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3bd73b // fadd v27.4s, v25.4s, v27.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
-	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e24d724 // fadd v4.4s, v25.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F29, F0, F0
-	FADDS	F28, F4, F4
+	FADDS	F28, F0, F0
+	FADDS	F27, F4, F4
 	// s0 = sum(dy*((x - mean)*rstd))
 	// dgamma[row] = s0
 	FMOVS	F0, (R0)
