@@ -243,3 +243,47 @@ func (l *lowering) loadHalfScalar(e ir.Elem, m operand.Mem, d reg.Register) {
 		l.I(x86.VCVTPH2PS(d, d))
 	}
 }
+
+// splits reports whether loop's bf16 loads split: the loop is order-free
+// (ir.Kernel.OrderFree) and every array it loads is bf16 and not held in
+// registers for a later loop (which would need the elements in order).
+func (l *lowering) splits(loop *ir.Loop) bool {
+	if !l.k.OrderFree(loop) {
+		return false
+	}
+	n := 0
+	for _, op := range loop.Ops {
+		if op.Code == ir.VLoad {
+			if l.elem(op.Array) != ir.BF16 || l.isResident(op.Array) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// loadSplit widens half of the bf16 elements of a pair of whole vectors
+// (slot.pair) from one full-width load of their memory, with no shuffle:
+// a bf16 is a float32's high half, so the even elements are the dwords
+// shifted left 16 and the odd ones the dwords with the low half cleared.
+// The first slot of the pair takes the evens, the second the odds; which
+// lane holds which element does not matter to an order-free loop.
+func (l *lowering) loadSplit(sw *sweepState, s slot, a int, d reg.Register) {
+	if s.pair == 2 {
+		s.disp -= 4 * l.lanes // the pair's memory starts at the first vector's
+	}
+	m := l.halfAddr(a, s)
+	switch {
+	case s.pair == 2 && l.masked():
+		l.I(x86.VPANDD(m, sw.odd, d))
+	case s.pair == 2:
+		l.I(x86.VPAND(m, sw.odd, d))
+	case l.masked():
+		l.I(x86.VPSLLD(operand.U8(16), m, d))
+	default:
+		// VEX shifts take no memory operand.
+		l.I(x86.VMOVDQU(m, d))
+		l.I(x86.VPSLLD(operand.U8(16), d, d))
+	}
+}

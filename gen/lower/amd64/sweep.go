@@ -33,6 +33,10 @@ type slot struct {
 	vec  int          // vector number within the row when known at generation time, else -1
 	acc  int          // which partial sum of each accumulator
 	row  int          // which row of a block
+	// pair marks the two vectors of a split load (loadSplit): 1, the
+	// first, which takes the even elements of both; 2, the second, the
+	// odd ones; 0, a plain load.
+	pair int
 }
 
 // sweepState is what every slot of one loop shares.
@@ -49,6 +53,17 @@ type sweepState struct {
 	splat  []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
 	last   []int                     // last op that reads each value
 	keep   []bool                    // values that must survive their last use in the slot
+	// odd is 0xffff0000 in every lane when the loop's bf16 loads split
+	// (splits), else nil.
+	odd reg.VecVirtual
+}
+
+// pairOf is the pair mark of the j-th vector of an unrolled block.
+func (sw *sweepState) pairOf(j int) int {
+	if sw.odd == nil {
+		return 0
+	}
+	return 1 + j%2
 }
 
 // shared reports whether value v is the same for every row of a block:
@@ -139,6 +154,10 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 		sw.splat[r] = map[ir.S]reg.VecVirtual{}
 	}
 	l.bf16Setup(loop)
+	if l.splits(loop) {
+		sw.odd = l.vec()
+		l.splatInt(0xffff0000, sw.odd)
+	}
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
 			sw.last[a] = oi
@@ -189,7 +208,11 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 		start = blocks * unroll
 	}
 	for j := start; j < nfull; j++ {
-		l.slot(sw, slot{kind: full, disp: j * vb, vec: j, acc: j % nacc})
+		pair := sw.pairOf(j - start)
+		if pair == 1 && j+1 == nfull {
+			pair = 0 // the last whole vector has no partner
+		}
+		l.slot(sw, slot{kind: full, disp: j * vb, vec: j, acc: j % nacc, pair: pair})
 	}
 	switch {
 	case rem == 0:
@@ -242,7 +265,7 @@ func (l *lowering) fixedBlocks(sw *sweepState, blocks, nacc, nvec int) {
 	l.label(top)
 	l.prefetch(sw.n)
 	for j := range unroll {
-		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j % nacc})
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j % nacc, pair: sw.pairOf(j)})
 	}
 	l.I(x86.ADDQ(imm32(ul), i))
 	if chunked {
@@ -394,7 +417,7 @@ func (l *lowering) runtimeLoop(sw *sweepState) {
 	l.label(lbl(""))
 	l.prefetch(sw.n)
 	for j := range unroll {
-		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j, pair: sw.pairOf(j)})
 	}
 	l.I(x86.ADDQ(imm32(ul), i))
 	l.I(x86.CMPQ(i, ce))
@@ -527,7 +550,11 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 			return
 		}
 		d := l.value(s)
-		l.load(s, op.Array, d)
+		if s.pair != 0 {
+			l.loadSplit(sw, s, op.Array, d)
+		} else {
+			l.load(s, op.Array, d)
+		}
 		l.remember(op.Array, s, d)
 		val[oi] = d
 	case ir.VSplat:
