@@ -33,9 +33,8 @@ type slot struct {
 	vec  int          // vector number within the row when known at generation time, else -1
 	acc  int          // which partial sum of each accumulator
 	row  int          // which row of a block
-	// pair marks the two vectors of a split load (loadSplit): 1, the
-	// first, which takes the even elements of both; 2, the second, the
-	// odd ones; 0, a plain load.
+	// pair marks two whole vectors lowered together (sweepState.paired):
+	// 1, the first, 2, the second; 0, a vector on its own.
 	pair int
 }
 
@@ -53,14 +52,23 @@ type sweepState struct {
 	splat  []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
 	last   []int                     // last op that reads each value
 	keep   []bool                    // values that must survive their last use in the slot
+	// paired: the unrolled blocks' vectors go in pairs, for split loads
+	// or paired bf16 stores (half.go).
+	paired bool
 	// odd is 0xffff0000 in every lane when the loop's bf16 loads split
 	// (splits), else nil.
 	odd reg.VecVirtual
+	// held is the value a pair's first vector stores into each bf16
+	// array, by row and array, until the second's (storePair).
+	held map[[2]int]reg.Register
+	// highWords is the word index of VPERMT2W that gathers the high
+	// halves of two vectors of dwords (AVX-512 without AVX512_BF16).
+	highWords reg.VecVirtual
 }
 
 // pairOf is the pair mark of the j-th vector of an unrolled block.
 func (sw *sweepState) pairOf(j int) int {
-	if sw.odd == nil {
+	if !sw.paired {
 		return 0
 	}
 	return 1 + j%2
@@ -155,8 +163,16 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 	}
 	l.bf16Setup(loop)
 	if l.splits(loop) {
+		sw.paired = true
 		sw.odd = l.vec()
 		l.splatInt(0xffff0000, sw.odd)
+	}
+	if l.pairsStores(loop) {
+		sw.paired = true
+		sw.held = map[[2]int]reg.Register{}
+		if l.zmm() && !l.isa.NarrowBF16 {
+			sw.highWords = l.highWordIndex()
+		}
 	}
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
@@ -179,7 +195,9 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 		case ir.VLoad:
 			sw.keep[oi] = l.isResident(op.Array)
 		case ir.VStore:
-			if l.isResident(op.Array) {
+			// A paired bf16 store reads its value after the pair's second
+			// vector: no FMA may overwrite it in place.
+			if l.isResident(op.Array) || sw.held != nil && l.elem(op.Array) == ir.BF16 {
 				sw.keep[op.Args[0]] = true
 			}
 		}
@@ -550,7 +568,7 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 			return
 		}
 		d := l.value(s)
-		if s.pair != 0 {
+		if s.pair != 0 && sw.odd != nil {
 			l.loadSplit(sw, s, op.Array, d)
 		} else {
 			l.load(s, op.Array, d)
@@ -571,6 +589,10 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 	case ir.VFMA:
 		val[oi] = l.fma(sw, s, oi, val)
 	case ir.VStore:
+		if s.pair != 0 && sw.held != nil && l.elem(op.Array) == ir.BF16 {
+			l.storePair(sw, s, op.Array, arg(0))
+			return
+		}
 		l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
 		if !l.elem(op.Array).Half() { // a half store rounds: a reload must see that
 			l.remember(op.Array, s, arg(0))
