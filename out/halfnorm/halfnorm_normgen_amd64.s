@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func avx512bf16BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -112,44 +112,41 @@ bloop0:
 	VPERMILPS  $0x4e, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VADDSS     X5, X4, X5
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z5
-	VADDPS     Z5, Z6, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z6
+	VADDSS     X6, X4, X6
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z6
-	VADDPS     Z6, Z7, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z7
-	VADDSS     X7, X6, X6
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z7
+	VADDSS     X7, X4, X7
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z8, Z8, Z7
-	VADDPS     Z7, Z8, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z8
-	VADDSS     X8, X7, X7
+	VSHUFF32X4 $0x4e, Z8, Z8, Z4
+	VADDPS     Z4, Z8, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
 
 	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X8
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X4, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -160,25 +157,28 @@ bloop0:
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// shift = pivot + pivotMean
-	VADDSS X4, X0, X0
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X4, X4
 
 	// shift = pivot + pivotMean
-	VADDSS X5, X1, X1
+	VADDSS X5, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X6, X2, X2
+	VADDSS X6, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X7, X3, X3
+	VADDSS X7, X2, X2
+
+	// shift = pivot + pivotMean
+	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -186,120 +186,117 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 	XORQ         DI, DI
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z14
-	VPSLLD      $0x10, 1536(CX)(DI*2), Z15
-	VPSLLD      $0x10, 3072(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4608(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (CX)(DI*2), Z4, Z14
-	VPANDD      1536(CX)(DI*2), Z4, Z15
-	VPANDD      3072(CX)(DI*2), Z4, Z16
-	VPANDD      4608(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(CX)(DI*2), Z14
-	VPSLLD      $0x10, 1600(CX)(DI*2), Z15
-	VPSLLD      $0x10, 3136(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4672(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(CX)(DI*2), Z4, Z14
-	VPANDD      1600(CX)(DI*2), Z4, Z15
-	VPANDD      3136(CX)(DI*2), Z4, Z16
-	VPANDD      4672(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
+	VPSLLD      $0x10, (CX)(DI*2), Z15
+	VPSLLD      $0x10, 1536(CX)(DI*2), Z16
+	VPSLLD      $0x10, 3072(CX)(DI*2), Z17
+	VPSLLD      $0x10, 4608(CX)(DI*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (CX)(DI*2), Z3, Z15
+	VPANDD      1536(CX)(DI*2), Z3, Z16
+	VPANDD      3072(CX)(DI*2), Z3, Z17
+	VPANDD      4608(CX)(DI*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(CX)(DI*2), Z15
+	VPSLLD      $0x10, 1600(CX)(DI*2), Z16
+	VPSLLD      $0x10, 3136(CX)(DI*2), Z17
+	VPSLLD      $0x10, 4672(CX)(DI*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(CX)(DI*2), Z3, Z15
+	VPANDD      1600(CX)(DI*2), Z3, Z16
+	VPANDD      3136(CX)(DI*2), Z3, Z17
+	VPANDD      4672(CX)(DI*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z4
-	VADDPS     Z4, Z5, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VSHUFF32X4 $0x4e, Z5, Z5, Z3
+	VADDPS     Z3, Z5, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z5
+	VADDSS     X5, X3, X5
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z5
-	VADDPS     Z5, Z7, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z7
-	VADDSS     X7, X5, X5
+	VSHUFF32X4 $0x4e, Z7, Z7, Z3
+	VADDPS     Z3, Z7, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z7
+	VADDSS     X7, X3, X7
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z7
-	VADDPS     Z7, Z10, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z10
-	VADDSS     X10, X7, X7
+	VSHUFF32X4 $0x4e, Z10, Z10, Z3
+	VADDPS     Z3, Z10, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z10
+	VADDSS     X10, X3, X10
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z10
-	VADDPS     Z10, Z12, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z12
-	VADDSS     X12, X10, X10
-
-	// correction = devSum * invN
-	VMULSS X8, X4, X4
+	VSHUFF32X4 $0x4e, Z12, Z12, Z3
+	VADDPS     Z3, Z12, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z12
+	VADDSS     X12, X3, X3
 
 	// correction = devSum * invN
 	VMULSS X8, X5, X5
@@ -310,6 +307,9 @@ bloop1:
 	// correction = devSum * invN
 	VMULSS X8, X10, X10
 
+	// correction = devSum * invN
+	VMULSS X8, X3, X3
+
 	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z12
 	VADDPS     Z12, Z6, Z6
@@ -318,40 +318,40 @@ bloop1:
 	VPERMILPS  $0x4e, Z6, Z12
 	VADDPS     Z12, Z6, Z6
 	VPERMILPS  $0xb1, Z6, Z12
-	VADDSS     X12, X6, X6
+	VADDSS     X12, X6, X12
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z12
-	VADDSS     X12, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z6
+	VADDPS     Z6, Z9, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z9
+	VADDSS     X9, X6, X9
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z12
-	VADDSS     X12, X11, X11
+	VSHUFF32X4 $0x4e, Z11, Z11, Z6
+	VADDPS     Z6, Z11, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z11
+	VADDSS     X11, X6, X11
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z12
-	VADDPS     Z12, Z13, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z14, Z14, Z6
+	VADDPS     Z6, Z14, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z14
+	VADDSS     X14, X6, X6
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X6, X6
+	VMULSS X8, X12, X12
 
 	// meanSquare = squareSum * invN
 	VMULSS X8, X9, X9
@@ -360,22 +360,22 @@ bloop1:
 	VMULSS X8, X11, X11
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X12, X8
+	VMULSS X8, X6, X6
 
 	// correctionSq = correction * correction
-	VMULSS X4, X4, X12
+	VMULSS X5, X5, X8
 
 	// correctionSq = correction * correction
-	VMULSS X5, X5, X13
+	VMULSS X7, X7, X13
 
 	// correctionSq = correction * correction
-	VMULSS X7, X7, X14
+	VMULSS X10, X10, X14
 
 	// correctionSq = correction * correction
-	VMULSS X10, X10, X15
+	VMULSS X3, X3, X15
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X12, X6, X6
+	VSUBSS X8, X12, X8
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X13, X9, X9
@@ -384,14 +384,14 @@ bloop1:
 	VSUBSS X14, X11, X11
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X15, X8, X8
+	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X12
 
 	// varianceEps = variance + eps
-	VADDSS X12, X6, X6
+	VADDSS X12, X8, X8
 
 	// varianceEps = variance + eps
 	VADDSS X12, X9, X9
@@ -400,17 +400,17 @@ bloop1:
 	VADDSS X12, X11, X11
 
 	// varianceEps = variance + eps
-	VADDSS X12, X8, X8
+	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
-	VUCOMISS X12, X6
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X12
-	VUCOMISS X6, X12
+	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
@@ -438,12 +438,12 @@ bloop1:
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
-	VUCOMISS X12, X8
+	VUCOMISS X12, X6
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X12
-	VUCOMISS X8, X12
+	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
@@ -451,7 +451,7 @@ bloop1:
 	VMOVD DI, X12
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X6, X6, X6
+	VSQRTSS X8, X8, X8
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X9, X9, X9
@@ -460,10 +460,10 @@ bloop1:
 	VSQRTSS X11, X11, X11
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X8, X8, X8
+	VSQRTSS X6, X6, X6
 
 	// rstd = 1 / std
-	VDIVSS X6, X12, X6
+	VDIVSS X8, X12, X8
 
 	// rstd = 1 / std
 	VDIVSS X9, X12, X9
@@ -472,123 +472,107 @@ bloop1:
 	VDIVSS X11, X12, X11
 
 	// rstd = 1 / std
-	VDIVSS X8, X12, X8
+	VDIVSS X6, X12, X6
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z13
+	VPBROADCASTD DI, Z14
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X6, Z6
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X8, Z8
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     (BX)(DI*4), Z15
-	VMOVUPS     (DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
+	VPMOVZXWD   (CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     (BX)(DI*4), Z16
+	VMOVUPS     (DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     64(BX)(DI*4), Z17
+	VMOVUPS     64(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VFPCLASSPSZ $0x20, Z16, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
+	// VCVTNE2PS2BF16 Z16, Z17, Z15
+	LONG         $0x40773262
+	WORD         $0xf872
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z16, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z16, Z15, Z15
+	VCMPPS       $0x03, Z16, Z16, K1
+	VPORD        Z14, Z16, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y13
+	VPSLLD       $0x0f, Z17, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z17, Z15, Z15
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z14, Z17, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y15
+	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_0:
-	VMOVDQU16   Y14, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     64(BX)(DI*4), Z15
-	VMOVUPS     64(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
+	VMOVDQU16   Z15, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     128(BX)(DI*4), Z16
+	VMOVUPS     128(DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     192(BX)(DI*4), Z17
+	VMOVUPS     192(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VFPCLASSPSZ $0x20, Z16, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
+	// VCVTNE2PS2BF16 Z16, Z17, Z15
+	LONG         $0x40773262
+	WORD         $0xf872
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z16, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z16, Z15, Z15
+	VCMPPS       $0x03, Z16, Z16, K1
+	VPORD        Z14, Z16, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y13
+	VPSLLD       $0x0f, Z17, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z17, Z15, Z15
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z14, Z17, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y15
+	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_1:
-	VMOVDQU16   Y14, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     128(BX)(DI*4), Z15
-	VMOVUPS     128(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
-
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
-
-bf16_2:
-	VMOVDQU16   Y14, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     192(BX)(DI*4), Z15
-	VMOVUPS     192(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
-
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
-
-bf16_3:
-	VMOVDQU16 Y14, 96(AX)(DI*2)
+	VMOVDQU16 Z15, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+768
 	JB        b0loop2
@@ -597,117 +581,101 @@ bf16_3:
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
+	VPBROADCASTD DI, Z5
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X9, Z6
+	VBROADCASTSS X7, Z7
+	VBROADCASTSS X9, Z8
 	XORQ         DI, DI
 
 b1loop2:
 	VPMOVZXWD   1536(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
 	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VFPCLASSPSZ $0x20, Z12, K1
-
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_4:
-	VMOVDQU16   Y9, 1536(AX)(DI*2)
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z9, Z12
 	VPMOVZXWD   1568(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z12
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
+	VMOVUPS     64(BX)(DI*4), Z14
+	VMOVUPS     64(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
+	VFPCLASSPSZ $0x20, Z14, K2
 
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z12, Z14, Z9
+	LONG         $0x480f5262
+	WORD         $0xcc72
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z12, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z12, Z9, Z9
+	VCMPPS       $0x03, Z12, Z12, K1
+	VPORD        Z5, Z12, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y13
+	VPSLLD       $0x0f, Z14, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z14, Z9, Z9
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z5, Z14, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y9
+	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
-bf16_5:
-	VMOVDQU16   Y9, 1568(AX)(DI*2)
+bf16_2:
+	VMOVDQU16   Z9, 1536(AX)(DI*2)
 	VPMOVZXWD   1600(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
 	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VFPCLASSPSZ $0x20, Z12, K1
-
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_6:
-	VMOVDQU16   Y9, 1600(AX)(DI*2)
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z9, Z12
 	VPMOVZXWD   1632(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z12
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
+	VMOVUPS     192(BX)(DI*4), Z14
+	VMOVUPS     192(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
+	VFPCLASSPSZ $0x20, Z14, K2
 
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z12, Z14, Z9
+	LONG         $0x480f5262
+	WORD         $0xcc72
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z12, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z12, Z9, Z9
+	VCMPPS       $0x03, Z12, Z12, K1
+	VPORD        Z5, Z12, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y13
+	VPSLLD       $0x0f, Z14, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z14, Z9, Z9
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z5, Z14, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y9
+	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
-bf16_7:
-	VMOVDQU16 Y9, 1632(AX)(DI*2)
+bf16_3:
+	VMOVDQU16 Z9, 1600(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+768
 	JB        b1loop2
@@ -718,115 +686,99 @@ bf16_7:
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X10, Z5
+	VBROADCASTSS X11, Z7
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD   3072(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
+	VPMOVZXWD   3072(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z10
+	VFMADD231PS Z10, Z8, Z9
+	VPMOVZXWD   3104(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     64(BX)(DI*4), Z10
+	VMOVUPS     64(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z8, Z10
+	VFPCLASSPSZ $0x20, Z9, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_8
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z9, Z10, Z8
+	LONG         $0x482f5262
+	WORD         $0xc172
+	KORTESTW     K2, K1
+	JZ           bf16_4
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K1
+	VPORD        Z1, Z9, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y13
+	VPSLLD       $0x0f, Z10, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z10, Z8, Z8
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
-bf16_8:
-	VMOVDQU16   Y6, 3072(AX)(DI*2)
-	VPMOVZXWD   3104(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
+bf16_4:
+	VMOVDQU16   Z8, 3072(AX)(DI*2)
+	VPMOVZXWD   3136(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z8, Z9
+	VPMOVZXWD   3168(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     192(BX)(DI*4), Z10
+	VMOVUPS     192(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z8, Z10
+	VFPCLASSPSZ $0x20, Z9, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_9
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z9, Z10, Z8
+	LONG         $0x482f5262
+	WORD         $0xc172
+	KORTESTW     K2, K1
+	JZ           bf16_5
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K1
+	VPORD        Z1, Z9, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y13
+	VPSLLD       $0x0f, Z10, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z10, Z8, Z8
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
-bf16_9:
-	VMOVDQU16   Y6, 3104(AX)(DI*2)
-	VPMOVZXWD   3136(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_10
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_10:
-	VMOVDQU16   Y6, 3136(AX)(DI*2)
-	VPMOVZXWD   3168(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_11:
-	VMOVDQU16 Y6, 3168(AX)(DI*2)
+bf16_5:
+	VMOVDQU16 Z8, 3136(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+768
 	JB        b2loop2
@@ -836,9 +788,9 @@ bf16_11:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
+	VBROADCASTSS X4, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X6, Z4
 	XORQ         DI, DI
 
 b3loop2:
@@ -850,50 +802,42 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_12
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_12:
-	VMOVDQU16   Y5, 4608(AX)(DI*2)
 	VPMOVZXWD   4640(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_13
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_6
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_13:
-	VMOVDQU16   Y5, 4640(AX)(DI*2)
+bf16_6:
+	VMOVDQU16   Z5, 4608(AX)(DI*2)
 	VPMOVZXWD   4672(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
@@ -902,50 +846,42 @@ bf16_13:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_14
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_14:
-	VMOVDQU16   Y5, 4672(AX)(DI*2)
 	VPMOVZXWD   4704(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_15
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_7
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_15:
-	VMOVDQU16 Y5, 4704(AX)(DI*2)
+bf16_7:
+	VMOVDQU16 Z5, 4672(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+768
 	JB        b3loop2
@@ -961,12 +897,12 @@ row:
 	// pivot = the row's first x
 	MOVWLZX (CX), DI
 	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	VMOVD   DI, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -975,48 +911,48 @@ row:
 
 loop0:
 	VPSLLD $0x10, (CX)(DI*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD (CX)(DI*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
 	VPSLLD $0x10, 64(CX)(DI*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD 64(CX)(DI*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
 	ADDQ   $+64, DI
 	CMPQ   DI, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
-	VADDPS     Z3, Z2, Z1
+	VADDPS     Z3, Z2, Z0
 	VADDPS     Z5, Z4, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z2
+	VADDSS     X2, X0, X0
 
 	// invN = 1/768
 	MOVL  $0x3aaaaaab, DI
 	VMOVD DI, X2
 
 	// pivotMean = pivotSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -1029,19 +965,19 @@ loop0:
 
 loop1:
 	VPSLLD      $0x10, (CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      (CX)(DI*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
 	VPSLLD      $0x10, 64(CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      64(CX)(DI*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
@@ -1049,20 +985,20 @@ loop1:
 	JB          loop1
 
 	// devSum = sum(x - shift)
-	VADDPS     Z4, Z3, Z1
+	VADDPS     Z4, Z3, Z0
 	VADDPS     Z6, Z5, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z8, Z7, Z3
@@ -1081,7 +1017,7 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X0, X0, X3
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
@@ -1112,123 +1048,107 @@ loop1:
 	VSQRTSS X2, X2, X2
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
+	VPBROADCASTD DI, Z2
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
 	XORQ         DI, DI
 
 loop2:
 	VPMOVZXWD   (CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_16
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_16:
-	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_17
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_8
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z3, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_17:
-	VMOVDQU16   Y5, 32(AX)(DI*2)
+bf16_8:
+	VMOVDQU16   Z5, (AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_18
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_18:
-	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_19
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_9
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z3, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_19:
-	VMOVDQU16 Y5, 96(AX)(DI*2)
+bf16_9:
+	VMOVDQU16 Z5, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+768
 	JB        loop2
@@ -1245,7 +1165,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1719,80 +1639,83 @@ bloop1:
 	VPBROADCASTD DI, Z12
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X14
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X14, X14
+	VPMOVZXBD    X14, Z14
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z15
+	VPMULLD      Z15, Z14, Z14
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z15
+	VPADDD       Z15, Z14, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X6, Z6
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     (BX)(DI*4), Z15
-	VMOVUPS     (DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     64(BX)(DI*4), Z15
-	VMOVUPS     64(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     128(BX)(DI*4), Z15
-	VMOVUPS     128(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     192(BX)(DI*4), Z15
-	VMOVUPS     192(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 96(AX)(DI*2)
+	VPMOVZXWD   (CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     (BX)(DI*4), Z16
+	VMOVUPS     (DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     64(BX)(DI*4), Z17
+	VMOVUPS     64(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     128(BX)(DI*4), Z16
+	VMOVUPS     128(DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     192(BX)(DI*4), Z17
+	VMOVUPS     192(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, 64(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b0loop2
@@ -1802,80 +1725,83 @@ b0loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z12
+	VPMULLD      Z12, Z6, Z6
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z12
+	VPADDD       Z12, Z6, Z6
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
-	VBROADCASTSS X9, Z6
+	VBROADCASTSS X9, Z9
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD   1536(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 1536(AX)(DI*2)
-	VPMOVZXWD   1568(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z12
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 1568(AX)(DI*2)
-	VPMOVZXWD   1600(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 1600(AX)(DI*2)
-	VPMOVZXWD   1632(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z12
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 1632(AX)(DI*2)
+	VPMOVZXWD   1536(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   1568(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z14
+	VMOVUPS     64(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 1536(AX)(DI*2)
+	VPMOVZXWD   1600(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   1632(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z14
+	VMOVUPS     192(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 1600(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b1loop2
@@ -1885,80 +1811,83 @@ b1loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X4, X4
+	VPMOVZXBD    X4, Z4
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z5
+	VPMULLD      Z5, Z4, Z4
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z5
+	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X7, Z5
+	VBROADCASTSS X11, Z6
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD   3072(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 3072(AX)(DI*2)
-	VPMOVZXWD   3104(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 3104(AX)(DI*2)
-	VPMOVZXWD   3136(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 3136(AX)(DI*2)
-	VPMOVZXWD   3168(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 3168(AX)(DI*2)
+	VPMOVZXWD   3072(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   3104(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z11
+	VMOVUPS     64(DX)(DI*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 3072(AX)(DI*2)
+	VPMOVZXWD   3136(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   3168(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z11
+	VMOVUPS     192(DX)(DI*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 3136(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b2loop2
@@ -1968,80 +1897,83 @@ b2loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X2
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X2, X2
+	VPMOVZXBD    X2, Z2
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
+	VPMULLD      Z4, Z2, Z2
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
+	VPADDD       Z4, Z2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X10, Z4
+	VBROADCASTSS X8, Z5
 	XORQ         DI, DI
 
 b3loop2:
-	VPMOVZXWD   4608(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 4608(AX)(DI*2)
-	VPMOVZXWD   4640(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 4640(AX)(DI*2)
-	VPMOVZXWD   4672(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 4672(AX)(DI*2)
-	VPMOVZXWD   4704(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 4704(AX)(DI*2)
+	VPMOVZXWD   4608(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   4640(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 4608(AX)(DI*2)
+	VPMOVZXWD   4672(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   4704(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 4672(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          b3loop2
@@ -2215,80 +2147,83 @@ loop1:
 	VPBROADCASTD DI, Z3
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X5, X5
+	VPMOVZXBD    X5, Z5
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z6
+	VPMULLD      Z6, Z5, Z5
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z6
+	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 96(AX)(DI*2)
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+768
 	JB          loop2
@@ -2593,36 +2528,33 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y6, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, (AX)(DI*2)
 	VPMOVZXWD   16(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VSUBPS      Y2, Y8, Y8
 	VMULPS      Y5, Y8, Y8
-	VMOVUPS     32(BX)(DI*4), Y9
-	VMOVUPS     32(DX)(DI*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     32(BX)(DI*4), Y10
+	VMOVUPS     32(DX)(DI*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y6, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y7, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 16(AX)(DI*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
@@ -2631,36 +2563,33 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y6, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 32(AX)(DI*2)
 	VPMOVZXWD   48(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VSUBPS      Y2, Y8, Y8
 	VMULPS      Y5, Y8, Y8
-	VMOVUPS     96(BX)(DI*4), Y9
-	VMOVUPS     96(DX)(DI*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     96(BX)(DI*4), Y10
+	VMOVUPS     96(DX)(DI*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y6, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y7, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 48(AX)(DI*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 32(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          b0loop2
@@ -2686,36 +2615,33 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y0, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 1536(AX)(DI*2)
 	VPMOVZXWD   1552(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VSUBPS      Y3, Y5, Y5
 	VMULPS      Y4, Y5, Y5
-	VMOVUPS     32(BX)(DI*4), Y6
-	VMOVUPS     32(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 1552(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 1536(AX)(DI*2)
 	VPMOVZXWD   1568(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
@@ -2724,36 +2650,33 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y0, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 1568(AX)(DI*2)
 	VPMOVZXWD   1584(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VSUBPS      Y3, Y5, Y5
 	VMULPS      Y4, Y5, Y5
-	VMOVUPS     96(BX)(DI*4), Y6
-	VMOVUPS     96(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 1584(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 1568(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          b1loop2
@@ -2943,36 +2866,33 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, (AX)(DI*2)
 	VPMOVZXWD   16(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     32(BX)(DI*4), Y6
-	VMOVUPS     32(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 16(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
@@ -2981,36 +2901,33 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 32(AX)(DI*2)
 	VPMOVZXWD   48(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     96(BX)(DI*4), Y6
-	VMOVUPS     96(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 48(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 32(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+768
 	JB          loop2
@@ -3027,7 +2944,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -3134,44 +3051,41 @@ bloop0:
 	VPERMILPS  $0x4e, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VADDSS     X5, X4, X5
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z5
-	VADDPS     Z5, Z6, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z6
+	VADDSS     X6, X4, X6
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z6
-	VADDPS     Z6, Z7, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z7
-	VADDSS     X7, X6, X6
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z7
+	VADDSS     X7, X4, X7
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z8, Z8, Z7
-	VADDPS     Z7, Z8, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z8
-	VADDSS     X8, X7, X7
+	VSHUFF32X4 $0x4e, Z8, Z8, Z4
+	VADDPS     Z4, Z8, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
 
 	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X8
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X4, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -3182,25 +3096,28 @@ bloop0:
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// shift = pivot + pivotMean
-	VADDSS X4, X0, X0
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X4, X4
 
 	// shift = pivot + pivotMean
-	VADDSS X5, X1, X1
+	VADDSS X5, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X6, X2, X2
+	VADDSS X6, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X7, X3, X3
+	VADDSS X7, X2, X2
+
+	// shift = pivot + pivotMean
+	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -3208,120 +3125,117 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 	XORQ         DI, DI
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z14
-	VPSLLD      $0x10, 2048(CX)(DI*2), Z15
-	VPSLLD      $0x10, 4096(CX)(DI*2), Z16
-	VPSLLD      $0x10, 6144(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (CX)(DI*2), Z4, Z14
-	VPANDD      2048(CX)(DI*2), Z4, Z15
-	VPANDD      4096(CX)(DI*2), Z4, Z16
-	VPANDD      6144(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(CX)(DI*2), Z14
-	VPSLLD      $0x10, 2112(CX)(DI*2), Z15
-	VPSLLD      $0x10, 4160(CX)(DI*2), Z16
-	VPSLLD      $0x10, 6208(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(CX)(DI*2), Z4, Z14
-	VPANDD      2112(CX)(DI*2), Z4, Z15
-	VPANDD      4160(CX)(DI*2), Z4, Z16
-	VPANDD      6208(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
+	VPSLLD      $0x10, (CX)(DI*2), Z15
+	VPSLLD      $0x10, 2048(CX)(DI*2), Z16
+	VPSLLD      $0x10, 4096(CX)(DI*2), Z17
+	VPSLLD      $0x10, 6144(CX)(DI*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (CX)(DI*2), Z3, Z15
+	VPANDD      2048(CX)(DI*2), Z3, Z16
+	VPANDD      4096(CX)(DI*2), Z3, Z17
+	VPANDD      6144(CX)(DI*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(CX)(DI*2), Z15
+	VPSLLD      $0x10, 2112(CX)(DI*2), Z16
+	VPSLLD      $0x10, 4160(CX)(DI*2), Z17
+	VPSLLD      $0x10, 6208(CX)(DI*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(CX)(DI*2), Z3, Z15
+	VPANDD      2112(CX)(DI*2), Z3, Z16
+	VPANDD      4160(CX)(DI*2), Z3, Z17
+	VPANDD      6208(CX)(DI*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          bloop1
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z4
-	VADDPS     Z4, Z5, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VSHUFF32X4 $0x4e, Z5, Z5, Z3
+	VADDPS     Z3, Z5, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z5
+	VADDSS     X5, X3, X5
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z5
-	VADDPS     Z5, Z7, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z7
-	VADDSS     X7, X5, X5
+	VSHUFF32X4 $0x4e, Z7, Z7, Z3
+	VADDPS     Z3, Z7, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z7
+	VADDSS     X7, X3, X7
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z7
-	VADDPS     Z7, Z10, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z10
-	VADDSS     X10, X7, X7
+	VSHUFF32X4 $0x4e, Z10, Z10, Z3
+	VADDPS     Z3, Z10, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z10
+	VADDSS     X10, X3, X10
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z10
-	VADDPS     Z10, Z12, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z12
-	VADDSS     X12, X10, X10
-
-	// correction = devSum * invN
-	VMULSS X8, X4, X4
+	VSHUFF32X4 $0x4e, Z12, Z12, Z3
+	VADDPS     Z3, Z12, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z12
+	VADDSS     X12, X3, X3
 
 	// correction = devSum * invN
 	VMULSS X8, X5, X5
@@ -3332,6 +3246,9 @@ bloop1:
 	// correction = devSum * invN
 	VMULSS X8, X10, X10
 
+	// correction = devSum * invN
+	VMULSS X8, X3, X3
+
 	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z12
 	VADDPS     Z12, Z6, Z6
@@ -3340,40 +3257,40 @@ bloop1:
 	VPERMILPS  $0x4e, Z6, Z12
 	VADDPS     Z12, Z6, Z6
 	VPERMILPS  $0xb1, Z6, Z12
-	VADDSS     X12, X6, X6
+	VADDSS     X12, X6, X12
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z12
-	VADDSS     X12, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z6
+	VADDPS     Z6, Z9, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z9
+	VADDSS     X9, X6, X9
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z12
-	VADDSS     X12, X11, X11
+	VSHUFF32X4 $0x4e, Z11, Z11, Z6
+	VADDPS     Z6, Z11, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z11
+	VADDSS     X11, X6, X11
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z12
-	VADDPS     Z12, Z13, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z14, Z14, Z6
+	VADDPS     Z6, Z14, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z14
+	VADDSS     X14, X6, X6
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X6, X6
+	VMULSS X8, X12, X12
 
 	// meanSquare = squareSum * invN
 	VMULSS X8, X9, X9
@@ -3382,22 +3299,22 @@ bloop1:
 	VMULSS X8, X11, X11
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X12, X8
+	VMULSS X8, X6, X6
 
 	// correctionSq = correction * correction
-	VMULSS X4, X4, X12
+	VMULSS X5, X5, X8
 
 	// correctionSq = correction * correction
-	VMULSS X5, X5, X13
+	VMULSS X7, X7, X13
 
 	// correctionSq = correction * correction
-	VMULSS X7, X7, X14
+	VMULSS X10, X10, X14
 
 	// correctionSq = correction * correction
-	VMULSS X10, X10, X15
+	VMULSS X3, X3, X15
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X12, X6, X6
+	VSUBSS X8, X12, X8
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X13, X9, X9
@@ -3406,14 +3323,14 @@ bloop1:
 	VSUBSS X14, X11, X11
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X15, X8, X8
+	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, DI
 	VMOVD DI, X12
 
 	// varianceEps = variance + eps
-	VADDSS X12, X6, X6
+	VADDSS X12, X8, X8
 
 	// varianceEps = variance + eps
 	VADDSS X12, X9, X9
@@ -3422,17 +3339,17 @@ bloop1:
 	VADDSS X12, X11, X11
 
 	// varianceEps = variance + eps
-	VADDSS X12, X8, X8
+	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
-	VUCOMISS X12, X6
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X12
-	VUCOMISS X6, X12
+	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
@@ -3460,12 +3377,12 @@ bloop1:
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, DI
 	VMOVD    DI, X12
-	VUCOMISS X12, X8
+	VUCOMISS X12, X6
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, DI
 	VMOVD    DI, X12
-	VUCOMISS X8, X12
+	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
@@ -3473,7 +3390,7 @@ bloop1:
 	VMOVD DI, X12
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X6, X6, X6
+	VSQRTSS X8, X8, X8
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X9, X9, X9
@@ -3482,10 +3399,10 @@ bloop1:
 	VSQRTSS X11, X11, X11
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X8, X8, X8
+	VSQRTSS X6, X6, X6
 
 	// rstd = 1 / std
-	VDIVSS X6, X12, X6
+	VDIVSS X8, X12, X8
 
 	// rstd = 1 / std
 	VDIVSS X9, X12, X9
@@ -3494,123 +3411,107 @@ bloop1:
 	VDIVSS X11, X12, X11
 
 	// rstd = 1 / std
-	VDIVSS X8, X12, X8
+	VDIVSS X6, X12, X6
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z12
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z13
+	VPBROADCASTD DI, Z14
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X6, Z6
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X8, Z8
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     (BX)(DI*4), Z15
-	VMOVUPS     (DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
+	VPMOVZXWD   (CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     (BX)(DI*4), Z16
+	VMOVUPS     (DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     64(BX)(DI*4), Z17
+	VMOVUPS     64(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VFPCLASSPSZ $0x20, Z16, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
+	// VCVTNE2PS2BF16 Z16, Z17, Z15
+	LONG         $0x40773262
+	WORD         $0xf872
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z16, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z16, Z15, Z15
+	VCMPPS       $0x03, Z16, Z16, K1
+	VPORD        Z14, Z16, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y13
+	VPSLLD       $0x0f, Z17, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z17, Z15, Z15
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z14, Z17, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y15
+	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_0:
-	VMOVDQU16   Y14, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     64(BX)(DI*4), Z15
-	VMOVUPS     64(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
+	VMOVDQU16   Z15, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     128(BX)(DI*4), Z16
+	VMOVUPS     128(DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z5, Z15, Z15
+	VMULPS      Z8, Z15, Z15
+	VMOVUPS     192(BX)(DI*4), Z17
+	VMOVUPS     192(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VFPCLASSPSZ $0x20, Z16, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
+	// VCVTNE2PS2BF16 Z16, Z17, Z15
+	LONG         $0x40773262
+	WORD         $0xf872
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z16, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z16, Z15, Z15
+	VCMPPS       $0x03, Z16, Z16, K1
+	VPORD        Z14, Z16, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y13
+	VPSLLD       $0x0f, Z17, Z15
+	VPSRLD       $0x1f, Z15, Z15
+	VPADDD       Z12, Z15, Z15
+	VPADDD       Z17, Z15, Z15
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z14, Z17, K1, Z15
+	VPSRLD       $0x10, Z15, Z15
+	VPMOVDW      Z15, Y15
+	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_1:
-	VMOVDQU16   Y14, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     128(BX)(DI*4), Z15
-	VMOVUPS     128(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
-
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
-
-bf16_2:
-	VMOVDQU16   Y14, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     192(BX)(DI*4), Z15
-	VMOVUPS     192(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VFPCLASSPSZ $0x20, Z15, K1
-
-	// VCVTNEPS2BF16 Z15, Y14
-	LONG     $0x487e5262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z15, Z14
-	VPSRLD   $0x1f, Z14, Z14
-	VPADDD   Z12, Z14, Z14
-	VPADDD   Z15, Z14, Z14
-	VCMPPS   $0x03, Z15, Z15, K1
-	VPORD    Z13, Z15, K1, Z14
-	VPSRLD   $0x10, Z14, Z14
-	VPMOVDW  Z14, Y14
-
-bf16_3:
-	VMOVDQU16 Y14, 96(AX)(DI*2)
+	VMOVDQU16 Z15, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+1024
 	JB        b0loop2
@@ -3619,117 +3520,101 @@ bf16_3:
 	MOVL         $0x00007fff, DI
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
+	VPBROADCASTD DI, Z5
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X9, Z6
+	VBROADCASTSS X7, Z7
+	VBROADCASTSS X9, Z8
 	XORQ         DI, DI
 
 b1loop2:
 	VPMOVZXWD   2048(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
 	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VFPCLASSPSZ $0x20, Z12, K1
-
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_4:
-	VMOVDQU16   Y9, 2048(AX)(DI*2)
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z9, Z12
 	VPMOVZXWD   2080(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z12
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
+	VMOVUPS     64(BX)(DI*4), Z14
+	VMOVUPS     64(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
+	VFPCLASSPSZ $0x20, Z14, K2
 
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z12, Z14, Z9
+	LONG         $0x480f5262
+	WORD         $0xcc72
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z12, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z12, Z9, Z9
+	VCMPPS       $0x03, Z12, Z12, K1
+	VPORD        Z5, Z12, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y13
+	VPSLLD       $0x0f, Z14, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z14, Z9, Z9
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z5, Z14, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y9
+	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
-bf16_5:
-	VMOVDQU16   Y9, 2080(AX)(DI*2)
+bf16_2:
+	VMOVDQU16   Z9, 2048(AX)(DI*2)
 	VPMOVZXWD   2112(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
 	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VFPCLASSPSZ $0x20, Z12, K1
-
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_6:
-	VMOVDQU16   Y9, 2112(AX)(DI*2)
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z9, Z12
 	VPMOVZXWD   2144(CX)(DI*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z12
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
+	VSUBPS      Z7, Z9, Z9
+	VMULPS      Z8, Z9, Z9
+	VMOVUPS     192(BX)(DI*4), Z14
+	VMOVUPS     192(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
+	VFPCLASSPSZ $0x20, Z14, K2
 
-	// VCVTNEPS2BF16 Z12, Y9
-	LONG     $0x487e5262
-	WORD     $0xcc72
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z12, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z12, Z9, Z9
-	VCMPPS   $0x03, Z12, Z12, K1
-	VPORD    Z4, Z12, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z12, Z14, Z9
+	LONG         $0x480f5262
+	WORD         $0xcc72
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z12, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z12, Z9, Z9
+	VCMPPS       $0x03, Z12, Z12, K1
+	VPORD        Z5, Z12, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y13
+	VPSLLD       $0x0f, Z14, Z9
+	VPSRLD       $0x1f, Z9, Z9
+	VPADDD       Z0, Z9, Z9
+	VPADDD       Z14, Z9, Z9
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z5, Z14, K1, Z9
+	VPSRLD       $0x10, Z9, Z9
+	VPMOVDW      Z9, Y9
+	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
-bf16_7:
-	VMOVDQU16 Y9, 2144(AX)(DI*2)
+bf16_3:
+	VMOVDQU16 Z9, 2112(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+1024
 	JB        b1loop2
@@ -3740,115 +3625,99 @@ bf16_7:
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X10, Z5
+	VBROADCASTSS X11, Z7
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD   4096(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
+	VPMOVZXWD   4096(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z10
+	VFMADD231PS Z10, Z8, Z9
+	VPMOVZXWD   4128(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     64(BX)(DI*4), Z10
+	VMOVUPS     64(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z8, Z10
+	VFPCLASSPSZ $0x20, Z9, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_8
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z9, Z10, Z8
+	LONG         $0x482f5262
+	WORD         $0xc172
+	KORTESTW     K2, K1
+	JZ           bf16_4
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K1
+	VPORD        Z1, Z9, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y13
+	VPSLLD       $0x0f, Z10, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z10, Z8, Z8
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
-bf16_8:
-	VMOVDQU16   Y6, 4096(AX)(DI*2)
-	VPMOVZXWD   4128(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
+bf16_4:
+	VMOVDQU16   Z8, 4096(AX)(DI*2)
+	VPMOVZXWD   4160(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z10
+	VFMADD231PS Z10, Z8, Z9
+	VPMOVZXWD   4192(CX)(DI*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VSUBPS      Z5, Z8, Z8
+	VMULPS      Z7, Z8, Z8
+	VMOVUPS     192(BX)(DI*4), Z10
+	VMOVUPS     192(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z8, Z10
+	VFPCLASSPSZ $0x20, Z9, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_9
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z9, Z10, Z8
+	LONG         $0x482f5262
+	WORD         $0xc172
+	KORTESTW     K2, K1
+	JZ           bf16_5
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K1
+	VPORD        Z1, Z9, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y13
+	VPSLLD       $0x0f, Z10, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z10, Z8, Z8
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y8
+	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
-bf16_9:
-	VMOVDQU16   Y6, 4128(AX)(DI*2)
-	VPMOVZXWD   4160(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_10
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_10:
-	VMOVDQU16   Y6, 4160(AX)(DI*2)
-	VPMOVZXWD   4192(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z0, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z1, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_11:
-	VMOVDQU16 Y6, 4192(AX)(DI*2)
+bf16_5:
+	VMOVDQU16 Z8, 4160(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+1024
 	JB        b2loop2
@@ -3858,9 +3727,9 @@ bf16_11:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
+	VBROADCASTSS X4, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X6, Z4
 	XORQ         DI, DI
 
 b3loop2:
@@ -3872,50 +3741,42 @@ b3loop2:
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_12
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_12:
-	VMOVDQU16   Y5, 6144(AX)(DI*2)
 	VPMOVZXWD   6176(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_13
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_6
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_13:
-	VMOVDQU16   Y5, 6176(AX)(DI*2)
+bf16_6:
+	VMOVDQU16   Z5, 6144(AX)(DI*2)
 	VPMOVZXWD   6208(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
@@ -3924,50 +3785,42 @@ bf16_13:
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_14
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_14:
-	VMOVDQU16   Y5, 6208(AX)(DI*2)
 	VPMOVZXWD   6240(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_15
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z0, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_7
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_15:
-	VMOVDQU16 Y5, 6240(AX)(DI*2)
+bf16_7:
+	VMOVDQU16 Z5, 6208(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+1024
 	JB        b3loop2
@@ -3983,12 +3836,12 @@ row:
 	// pivot = the row's first x
 	MOVWLZX (CX), DI
 	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	VMOVD   DI, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -3997,48 +3850,48 @@ row:
 
 loop0:
 	VPSLLD $0x10, (CX)(DI*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD (CX)(DI*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
 	VPSLLD $0x10, 64(CX)(DI*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD 64(CX)(DI*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
 	ADDQ   $+64, DI
 	CMPQ   DI, $+1024
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
-	VADDPS     Z3, Z2, Z1
+	VADDPS     Z3, Z2, Z0
 	VADDPS     Z5, Z4, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z2
+	VADDSS     X2, X0, X0
 
 	// invN = 1/1024
 	MOVL  $0x3a800000, DI
 	VMOVD DI, X2
 
 	// pivotMean = pivotSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -4051,19 +3904,19 @@ loop0:
 
 loop1:
 	VPSLLD      $0x10, (CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      (CX)(DI*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
 	VPSLLD      $0x10, 64(CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      64(CX)(DI*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, DI
@@ -4071,20 +3924,20 @@ loop1:
 	JB          loop1
 
 	// devSum = sum(x - shift)
-	VADDPS     Z4, Z3, Z1
+	VADDPS     Z4, Z3, Z0
 	VADDPS     Z6, Z5, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z8, Z7, Z3
@@ -4103,7 +3956,7 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X0, X0, X3
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
@@ -4134,123 +3987,107 @@ loop1:
 	VSQRTSS X2, X2, X2
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
+	VPBROADCASTD DI, Z2
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
 	XORQ         DI, DI
 
 loop2:
 	VPMOVZXWD   (CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (BX)(DI*4), Z6
 	VMOVUPS     (DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_16
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_16:
-	VMOVDQU16   Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z7
+	VMOVUPS     64(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_17
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_8
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z3, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_17:
-	VMOVDQU16   Y5, 32(AX)(DI*2)
+bf16_8:
+	VMOVDQU16   Z5, (AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(BX)(DI*4), Z6
 	VMOVUPS     128(DX)(DI*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_18
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_18:
-	VMOVDQU16   Y5, 64(AX)(DI*2)
 	VPMOVZXWD   96(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z7
+	VMOVUPS     192(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_19
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z7, Z5
+	LONG         $0x4847f262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_9
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z7, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z7, Z5, Z5
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z3, Z7, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_19:
-	VMOVDQU16 Y5, 96(AX)(DI*2)
+bf16_9:
+	VMOVDQU16 Z5, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+1024
 	JB        loop2
@@ -4267,7 +4104,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4741,80 +4578,83 @@ bloop1:
 	VPBROADCASTD DI, Z12
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z13
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X14
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X14, X14
+	VPMOVZXBD    X14, Z14
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z15
+	VPMULLD      Z15, Z14, Z14
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z15
+	VPADDD       Z15, Z14, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X6, Z6
 	XORQ         DI, DI
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     (BX)(DI*4), Z15
-	VMOVUPS     (DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     64(BX)(DI*4), Z15
-	VMOVUPS     64(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     128(BX)(DI*4), Z15
-	VMOVUPS     128(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z4, Z14, Z14
-	VMULPS      Z6, Z14, Z14
-	VMOVUPS     192(BX)(DI*4), Z15
-	VMOVUPS     192(DX)(DI*4), Z16
-	VFMADD231PS Z16, Z14, Z15
-	VPSLLD      $0x0f, Z15, Z14
-	VPSRLD      $0x1f, Z14, Z14
-	VPADDD      Z12, Z14, Z14
-	VPADDD      Z15, Z14, Z14
-	VCMPPS      $0x03, Z15, Z15, K1
-	VPORD       Z13, Z15, K1, Z14
-	VPSRLD      $0x10, Z14, Z14
-	VPMOVDW     Z14, Y14
-	VMOVDQU16   Y14, 96(AX)(DI*2)
+	VPMOVZXWD   (CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     (BX)(DI*4), Z16
+	VMOVUPS     (DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     64(BX)(DI*4), Z17
+	VMOVUPS     64(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     128(BX)(DI*4), Z16
+	VMOVUPS     128(DX)(DI*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     192(BX)(DI*4), Z17
+	VMOVUPS     192(DX)(DI*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, 64(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b0loop2
@@ -4824,80 +4664,83 @@ b0loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z12
+	VPMULLD      Z12, Z6, Z6
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z12
+	VPADDD       Z12, Z6, Z6
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
-	VBROADCASTSS X9, Z6
+	VBROADCASTSS X9, Z9
 	XORQ         DI, DI
 
 b1loop2:
-	VPMOVZXWD   2048(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 2048(AX)(DI*2)
-	VPMOVZXWD   2080(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z12
-	VMOVUPS     64(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 2080(AX)(DI*2)
-	VPMOVZXWD   2112(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 2112(AX)(DI*2)
-	VPMOVZXWD   2144(CX)(DI*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z5, Z9, Z9
-	VMULPS      Z6, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z12
-	VMOVUPS     192(DX)(DI*4), Z13
-	VFMADD231PS Z13, Z9, Z12
-	VPSLLD      $0x0f, Z12, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z12, Z9, Z9
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z4, Z12, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y9
-	VMOVDQU16   Y9, 2144(AX)(DI*2)
+	VPMOVZXWD   2048(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(DI*4), Z13
+	VMOVUPS     (DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   2080(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(DI*4), Z14
+	VMOVUPS     64(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 2048(AX)(DI*2)
+	VPMOVZXWD   2112(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(DI*4), Z13
+	VMOVUPS     128(DX)(DI*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   2144(CX)(DI*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(DI*4), Z14
+	VMOVUPS     192(DX)(DI*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 2112(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b1loop2
@@ -4907,80 +4750,83 @@ b1loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X4, X4
+	VPMOVZXBD    X4, Z4
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z5
+	VPMULLD      Z5, Z4, Z4
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z5
+	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X7, Z5
+	VBROADCASTSS X11, Z6
 	XORQ         DI, DI
 
 b2loop2:
-	VPMOVZXWD   4096(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 4096(AX)(DI*2)
-	VPMOVZXWD   4128(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 4128(AX)(DI*2)
-	VPMOVZXWD   4160(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 4160(AX)(DI*2)
-	VPMOVZXWD   4192(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 4192(AX)(DI*2)
+	VPMOVZXWD   4096(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(DI*4), Z9
+	VMOVUPS     (DX)(DI*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   4128(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(DI*4), Z11
+	VMOVUPS     64(DX)(DI*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 4096(AX)(DI*2)
+	VPMOVZXWD   4160(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(DI*4), Z9
+	VMOVUPS     128(DX)(DI*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   4192(CX)(DI*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(DI*4), Z11
+	VMOVUPS     192(DX)(DI*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 4160(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b2loop2
@@ -4990,80 +4836,83 @@ b2loop2:
 	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X2
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X2, X2
+	VPMOVZXBD    X2, Z2
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
+	VPMULLD      Z4, Z2, Z2
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
+	VPADDD       Z4, Z2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X10, Z4
+	VBROADCASTSS X8, Z5
 	XORQ         DI, DI
 
 b3loop2:
-	VPMOVZXWD   6144(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 6144(AX)(DI*2)
-	VPMOVZXWD   6176(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 6176(AX)(DI*2)
-	VPMOVZXWD   6208(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 6208(AX)(DI*2)
-	VPMOVZXWD   6240(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z2, Z5, Z5
-	VSUBPS      Z3, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z0, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 6240(AX)(DI*2)
+	VPMOVZXWD   6144(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   6176(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 6144(AX)(DI*2)
+	VPMOVZXWD   6208(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   6240(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 6208(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          b3loop2
@@ -5237,80 +5086,83 @@ loop1:
 	VPBROADCASTD DI, Z3
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X5, X5
+	VPMOVZXBD    X5, Z5
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z6
+	VPMULLD      Z6, Z5, Z5
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z6
+	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 96(AX)(DI*2)
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+1024
 	JB          loop2
@@ -5615,36 +5467,33 @@ b0loop2:
 	VMOVUPS     (BX)(DI*4), Y9
 	VMOVUPS     (DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y6, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, (AX)(DI*2)
 	VPMOVZXWD   16(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VSUBPS      Y2, Y8, Y8
 	VMULPS      Y5, Y8, Y8
-	VMOVUPS     32(BX)(DI*4), Y9
-	VMOVUPS     32(DX)(DI*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     32(BX)(DI*4), Y10
+	VMOVUPS     32(DX)(DI*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y6, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y7, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 16(AX)(DI*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
@@ -5653,36 +5502,33 @@ b0loop2:
 	VMOVUPS     64(BX)(DI*4), Y9
 	VMOVUPS     64(DX)(DI*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y6, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 32(AX)(DI*2)
 	VPMOVZXWD   48(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VSUBPS      Y2, Y8, Y8
 	VMULPS      Y5, Y8, Y8
-	VMOVUPS     96(BX)(DI*4), Y9
-	VMOVUPS     96(DX)(DI*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     96(BX)(DI*4), Y10
+	VMOVUPS     96(DX)(DI*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y6, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y7, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y6, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y7, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 48(AX)(DI*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 32(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          b0loop2
@@ -5708,36 +5554,33 @@ b1loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y0, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 2048(AX)(DI*2)
 	VPMOVZXWD   2064(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VSUBPS      Y3, Y5, Y5
 	VMULPS      Y4, Y5, Y5
-	VMOVUPS     32(BX)(DI*4), Y6
-	VMOVUPS     32(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 2064(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 2048(AX)(DI*2)
 	VPMOVZXWD   2080(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
@@ -5746,36 +5589,33 @@ b1loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y0, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 2080(AX)(DI*2)
 	VPMOVZXWD   2096(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VSUBPS      Y3, Y5, Y5
 	VMULPS      Y4, Y5, Y5
-	VMOVUPS     96(BX)(DI*4), Y6
-	VMOVUPS     96(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y0, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 2096(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 2080(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          b1loop2
@@ -5965,36 +5805,33 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, (AX)(DI*2)
 	VPMOVZXWD   16(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     32(BX)(DI*4), Y6
-	VMOVUPS     32(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 16(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
@@ -6003,36 +5840,33 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 32(AX)(DI*2)
 	VPMOVZXWD   48(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     96(BX)(DI*4), Y6
-	VMOVUPS     96(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 48(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 32(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+1024
 	JB          loop2
@@ -6049,7 +5883,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6111,62 +5945,62 @@ loop0:
 	VMULSS X2, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	XORQ         DI, DI
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VPSLLD      $0x10, (CX)(DI*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z8
+	VPANDD      (CX)(DI*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z9
+	VPSLLD      $0x10, 64(CX)(DI*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z10
+	VPANDD      64(CX)(DI*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop1
 
 	// devSum = sum(x - shift)
-	VADDPS     Z4, Z3, Z1
+	VADDPS     Z4, Z3, Z0
 	VADDPS     Z6, Z5, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VADDPS     Z8, Z7, Z3
-	VADDPS     Z10, Z9, Z4
+	VADDPS     Z9, Z8, Z3
+	VADDPS     Z11, Z10, Z4
 	VADDPS     Z4, Z3, Z3
 	VSHUFF32X4 $0x4e, Z3, Z3, Z4
 	VADDPS     Z4, Z3, Z3
@@ -6181,7 +6015,7 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X0, X0, X3
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
@@ -6212,123 +6046,107 @@ loop1:
 	VSQRTSS X2, X2, X2
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
+	VPBROADCASTD DI, Z2
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X4, Z4
 	XORQ         DI, DI
 
 loop2:
 	VPMOVZXWD   (CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_0:
-	VMOVDQU16   Y5, (AX)(DI*2)
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z6
 	VPMOVZXWD   32(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z8, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z8, Z5
+	LONG         $0x483ff262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z8, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z8, Z5, Z5
+	VCMPPS       $0x03, Z8, Z8, K1
+	VPORD        Z3, Z8, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
-bf16_1:
-	VMOVDQU16   Y5, 32(AX)(DI*2)
+bf16_0:
+	VMOVDQU16   Z5, (AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_2:
-	VMOVDQU16   Y5, 64(AX)(DI*2)
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z5, Z6
 	VPMOVZXWD   96(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z0, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z8, K2
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z4, Z6, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z8, Z5
+	LONG         $0x483ff262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z3, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z8, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z2, Z5, Z5
+	VPADDD       Z8, Z5, Z5
+	VCMPPS       $0x03, Z8, Z8, K1
+	VPORD        Z3, Z8, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
-bf16_3:
-	VMOVDQU16 Y5, 96(AX)(DI*2)
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, $+4096
 	JB        loop2
@@ -6345,7 +6163,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6515,80 +6333,83 @@ loop1:
 	VPBROADCASTD DI, Z3
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z4
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X5, X5
+	VPMOVZXBD    X5, Z5
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z6
+	VPMULLD      Z6, Z5, Z5
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z6
+	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z6
-	VMOVUPS     64(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 32(AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z6
-	VMOVUPS     192(DX)(DI*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z4, Z6, K1, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 96(AX)(DI*2)
+	VPMOVZXWD   (CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(DI*4), Z7
+	VMOVUPS     (DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(DI*4), Z8
+	VMOVUPS     64(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(DI*4), Z7
+	VMOVUPS     128(DX)(DI*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(DI*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(DI*4), Z8
+	VMOVUPS     192(DX)(DI*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(DI*2)
 	ADDQ        $+64, DI
 	CMPQ        DI, $+4096
 	JB          loop2
@@ -6839,36 +6660,33 @@ loop2:
 	VMOVUPS     (BX)(DI*4), Y6
 	VMOVUPS     (DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, (AX)(DI*2)
 	VPMOVZXWD   16(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     32(BX)(DI*4), Y6
-	VMOVUPS     32(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(DI*4), Y7
+	VMOVUPS     32(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 16(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, (AX)(DI*2)
 	VPMOVZXWD   32(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
@@ -6877,36 +6695,33 @@ loop2:
 	VMOVUPS     64(BX)(DI*4), Y6
 	VMOVUPS     64(DX)(DI*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 32(AX)(DI*2)
 	VPMOVZXWD   48(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     96(BX)(DI*4), Y6
-	VMOVUPS     96(DX)(DI*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(DI*4), Y7
+	VMOVUPS     96(DX)(DI*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 48(AX)(DI*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 32(AX)(DI*2)
 	ADDQ        $+32, DI
 	CMPQ        DI, $+4096
 	JB          loop2
@@ -7009,7 +6824,7 @@ loop0s_done:
 loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
-	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
 	XORQ    R8, R8
 	MOVQ    DI, R9
 	ANDQ    $-64, R9
@@ -7019,18 +6834,18 @@ loop0_long:
 	CMOVQGT R9, R10
 
 loop0:
-	VPSLLD $0x10, (CX)(R8*2), Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z2, Z2
-	VPANDD (CX)(R8*2), Z1, Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z3, Z3
-	VPSLLD $0x10, 64(CX)(R8*2), Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z4, Z4
-	VPANDD 64(CX)(R8*2), Z1, Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z5, Z5
+	VPSLLD $0x10, (CX)(R8*2), Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z2, Z2
+	VPANDD (CX)(R8*2), Z1, Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z3, Z3
+	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z4, Z4
+	VPANDD 64(CX)(R8*2), Z1, Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z5, Z5
 	ADDQ   $+64, R8
 	CMPQ   R8, R10
 	JB     loop0
@@ -7041,7 +6856,7 @@ loop0:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z2, Z7, Z7
+	VADDPS Z2, Z8, Z8
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -7050,8 +6865,8 @@ loop0:
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z7, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VADDPS Z8, Z6, Z6
+	VPXORD Z8, Z8, Z8
 
 loop0_chunk:
 	MOVQ    DI, R9
@@ -7101,8 +6916,8 @@ loop0_done:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z6, Z7, Z7
-	VADDPS Z7, Z2, Z2
+	VADDPS Z6, Z8, Z8
+	VADDPS Z8, Z2, Z2
 
 loop0_summed:
 	// pivotSum = sum(x - pivot)
@@ -7125,20 +6940,20 @@ loop0_summed:
 	VMULSS X2, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R8, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	CMPQ         DI, $+3903
 	JA           loop1_long
 	XORQ         R8, R8
@@ -7147,22 +6962,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (CX)(R8*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(R8*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(R8*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(R8*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VPSLLD      $0x10, (CX)(R8*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z8
+	VPANDD      (CX)(R8*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z9
+	VPSLLD      $0x10, 64(CX)(R8*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z10
+	VPANDD      64(CX)(R8*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop1s
@@ -7174,11 +6989,11 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (CX)(R8*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, Z3
-	VFMADD231PS Z1, Z1, Z7
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, Z3
+	VFMADD231PS Z0, Z0, Z8
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JB          loop1s_vector
@@ -7186,28 +7001,28 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
-	VPMOVZXWD   Y1, Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, K1, Z3
-	VFMADD231PS Z1, Z1, K1, Z7
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, K1, Z3
+	VFMADD231PS Z0, Z0, K1, Z8
 
 loop1s_done:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
 	JMP    loop1_summed
 
 loop1_long:
 	// pass 2 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
 	XORQ    R8, R8
 	MOVQ    DI, R9
 	ANDQ    $-64, R9
@@ -7217,22 +7032,22 @@ loop1_long:
 	CMOVQGT R9, R10
 
 loop1:
-	VPSLLD      $0x10, (CX)(R8*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VPANDD      (CX)(R8*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VPSLLD      $0x10, 64(CX)(R8*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VPANDD      64(CX)(R8*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VPSLLD      $0x10, (CX)(R8*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z3, Z3
+	VFMADD231PS Z16, Z16, Z8
+	VPANDD      (CX)(R8*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z9
+	VPSLLD      $0x10, 64(CX)(R8*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z10
+	VPANDD      64(CX)(R8*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z11
 	ADDQ        $+64, R8
 	CMPQ        R8, R10
 	JB          loop1
@@ -7243,27 +7058,27 @@ loop1:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z14, Z14
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
-	VPXORD Z7, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z8, Z15, Z15
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	TESTQ  $+262143, R8
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z13, Z11, Z11
-	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
 	MOVQ    DI, R9
@@ -7280,120 +7095,120 @@ loop1_vectors:
 	ANDQ        $-16, R9
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, Z3
-	VFMADD231PS Z1, Z1, Z7
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, Z3
+	VFMADD231PS Z0, Z0, Z8
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z4, Z4
-	VFMADD231PS Z1, Z1, Z8
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z4, Z4
+	VFMADD231PS Z0, Z0, Z9
 	ADDQ        $+16, R8
 	CMPQ        R8, R9
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z5, Z5
-	VFMADD231PS Z1, Z1, Z9
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z5, Z5
+	VFMADD231PS Z0, Z0, Z10
 	ADDQ        $+16, R8
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
-	VPMOVZXWD   Y1, Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z6, K1, Z6
-	VFMADD231PS Z1, Z1, K1, Z10
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z6, K1, Z6
+	VFMADD231PS Z0, Z0, K1, Z11
 
 loop1_done:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z14, Z3, Z3
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z13, Z15, Z15
+	VADDPS Z15, Z8, Z8
 
 loop1_summed:
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z3, Z3, Z1
-	VADDPS     Z1, Z3, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VSHUFF32X4 $0x4e, Z3, Z3, Z0
+	VADDPS     Z0, Z3, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X3
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z7, Z7, Z3
-	VADDPS     Z3, Z7, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VSHUFF32X4 $0x4e, Z8, Z8, Z0
+	VADDPS     Z0, Z8, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDSS     X4, X0, X0
 
 	// meanSquare = squareSum * invN
-	VMULSS X2, X3, X2
+	VMULSS X2, X0, X0
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X3, X3, X2
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X3, X2, X2
+	VSUBSS X2, X0, X0
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	VMOVD R8, X2
 
 	// varianceEps = variance + eps
-	VADDSS X3, X2, X2
+	VADDSS X2, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
-	VUCOMISS X3, X2
+	VMOVD    R8, X2
+	VUCOMISS X2, X0
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
-	VUCOMISS X2, X3
+	VMOVD    R8, X2
+	VUCOMISS X0, X2
 	JA       done
 
 	// the constant 1
 	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	VMOVD R8, X2
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X2, X2, X2
+	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X0, X2, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z3
+	VPBROADCASTD R8, Z0
 	MOVL         $0x00400000, R8
-	VPBROADCASTD R8, Z4
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R8, Z2
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
 	XORQ         R8, R8
 	MOVQ         DI, R9
 	ANDQ         $-64, R9
@@ -7402,108 +7217,92 @@ loop1_summed:
 loop2:
 	VPMOVZXWD   (CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K2
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z4, Z6, K2, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_0:
-	VMOVDQU16   Y5, (AX)(R8*2)
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z5, Z6
 	VPMOVZXWD   32(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(R8*4), Z6
-	VMOVUPS     64(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K2
+	VFPCLASSPSZ $0x20, Z8, K3
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z4, Z6, K2, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z8, Z5
+	LONG         $0x483ff262
+	WORD         $0xee72
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K2
+	VPORD        Z2, Z6, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z8, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z8, Z5, Z5
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z2, Z8, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
-bf16_1:
-	VMOVDQU16   Y5, 32(AX)(R8*2)
+bf16_0:
+	VMOVDQU16   Z5, (AX)(R8*2)
 	VPMOVZXWD   64(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     128(BX)(R8*4), Z6
-	VMOVUPS     128(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VFPCLASSPSZ $0x20, Z6, K2
-
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z4, Z6, K2, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_2:
-	VMOVDQU16   Y5, 64(AX)(R8*2)
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z5, Z6
 	VPMOVZXWD   96(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(R8*4), Z6
-	VMOVUPS     192(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K2
+	VFPCLASSPSZ $0x20, Z8, K3
 
-	// VCVTNEPS2BF16 Z6, Y5
-	LONG     $0x487ef262
-	WORD     $0xee72
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z6, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
-	VPADDD   Z6, Z5, Z5
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z4, Z6, K2, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z6, Z8, Z5
+	LONG         $0x483ff262
+	WORD         $0xee72
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K2
+	VPORD        Z2, Z6, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z8, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z8, Z5, Z5
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z2, Z8, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
-bf16_3:
-	VMOVDQU16 Y5, 96(AX)(R8*2)
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(R8*2)
 	ADDQ      $+64, R8
 	CMPQ      R8, R9
 	JB        loop2
@@ -7517,29 +7316,29 @@ loop2_vectors:
 loop2_vector:
 	VPMOVZXWD   (CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z5, Z6
 	VFPCLASSPSZ $0x20, Z6, K2
 
 	// VCVTNEPS2BF16 Z6, Y5
 	LONG     $0x487ef262
 	WORD     $0xee72
 	KORTESTW K2, K2
-	JZ       bf16_4
+	JZ       bf16_2
 	VPSLLD   $0x0f, Z6, Z5
 	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z3, Z5, Z5
+	VPADDD   Z0, Z5, Z5
 	VPADDD   Z6, Z5, Z5
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z4, Z6, K2, Z5
+	VPORD    Z2, Z6, K2, Z5
 	VPSRLD   $0x10, Z5, Z5
 	VPMOVDW  Z5, Y5
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y5, (AX)(R8*2)
 	ADDQ      $+16, R8
 	CMPQ      R8, R9
@@ -7551,30 +7350,30 @@ loop2_tail:
 	VMOVDQU16.Z (CX)(R8*2), K1, Y5
 	VPMOVZXWD   Y5, Z5
 	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (BX)(R8*4), K1, Z1
-	VMOVUPS.Z   (DX)(R8*4), K1, Z2
-	VFMADD231PS Z2, Z0, Z1
-	VFPCLASSPSZ $0x20, Z1, K2
+	VSUBPS      Z1, Z5, Z1
+	VSUBPS      Z3, Z1, Z1
+	VMULPS      Z4, Z1, Z1
+	VMOVUPS.Z   (BX)(R8*4), K1, Z3
+	VMOVUPS.Z   (DX)(R8*4), K1, Z4
+	VFMADD231PS Z4, Z1, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
 
-	// VCVTNEPS2BF16 Z1, Y0
+	// VCVTNEPS2BF16 Z3, Y1
 	LONG     $0x487ef262
-	WORD     $0xc172
+	WORD     $0xcb72
 	KORTESTW K2, K2
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z1, Z0
-	VPSRLD   $0x1f, Z0, Z0
-	VPADDD   Z3, Z0, Z0
-	VPADDD   Z1, Z0, Z0
-	VCMPPS   $0x03, Z1, Z1, K2
-	VPORD    Z4, Z1, K2, Z0
-	VPSRLD   $0x10, Z0, Z0
-	VPMOVDW  Z0, Y0
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z1
+	VPSRLD   $0x1f, Z1, Z1
+	VPADDD   Z0, Z1, Z1
+	VPADDD   Z3, Z1, Z1
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z2, Z3, K2, Z1
+	VPSRLD   $0x10, Z1, Z1
+	VPMOVDW  Z1, Y1
 
-bf16_5:
-	VMOVDQU16 Y0, K1, (AX)(R8*2)
+bf16_3:
+	VMOVDQU16 Y1, K1, (AX)(R8*2)
 
 loop2_done:
 	LEAQ (AX)(DI*2), AX
@@ -8058,6 +7857,17 @@ loop1_summed:
 	VPBROADCASTD R8, Z3
 	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X5, X5
+	VPMOVZXBD    X5, Z5
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z6
+	VPMULLD      Z6, Z5, Z5
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z6
+	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -8067,74 +7877,66 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (CX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z4, Z6, K2, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, (AX)(R8*2)
-	VPMOVZXWD   32(CX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     64(BX)(R8*4), Z6
-	VMOVUPS     64(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z4, Z6, K2, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 32(AX)(R8*2)
-	VPMOVZXWD   64(CX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     128(BX)(R8*4), Z6
-	VMOVUPS     128(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z4, Z6, K2, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 64(AX)(R8*2)
-	VPMOVZXWD   96(CX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VMOVUPS     192(BX)(R8*4), Z6
-	VMOVUPS     192(DX)(R8*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VPSLLD      $0x0f, Z6, Z5
-	VPSRLD      $0x1f, Z5, Z5
-	VPADDD      Z3, Z5, Z5
-	VPADDD      Z6, Z5, Z5
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z4, Z6, K2, Z5
-	VPSRLD      $0x10, Z5, Z5
-	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, 96(AX)(R8*2)
+	VPMOVZXWD   (CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z4, Z7, K2, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z4, Z8, K2, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z4, Z7, K2, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z4, Z8, K2, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(R8*2)
 	ADDQ        $+64, R8
 	CMPQ        R8, R9
 	JB          loop2
@@ -8717,36 +8519,33 @@ loop2:
 	VMOVUPS     (BX)(R8*4), Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, (AX)(R8*2)
 	VPMOVZXWD   16(CX)(R8*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     32(BX)(R8*4), Y6
-	VMOVUPS     32(DX)(R8*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     32(BX)(R8*4), Y7
+	VMOVUPS     32(DX)(R8*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 16(AX)(R8*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, (AX)(R8*2)
 	VPMOVZXWD   32(CX)(R8*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
@@ -8755,36 +8554,33 @@ loop2:
 	VMOVUPS     64(BX)(R8*4), Y6
 	VMOVUPS     64(DX)(R8*4), Y7
 	VFMADD231PS Y7, Y5, Y6
-	VPSLLD      $0x0f, Y6, Y5
-	VPSRLD      $0x1f, Y5, Y5
-	VPADDD      Y3, Y5, Y5
-	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
-	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
-	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 32(AX)(R8*2)
 	VPMOVZXWD   48(CX)(R8*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VSUBPS      Y0, Y5, Y5
 	VSUBPS      Y1, Y5, Y5
 	VMULPS      Y2, Y5, Y5
-	VMOVUPS     96(BX)(R8*4), Y6
-	VMOVUPS     96(DX)(R8*4), Y7
-	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     96(BX)(R8*4), Y7
+	VMOVUPS     96(DX)(R8*4), Y8
+	VFMADD231PS Y8, Y5, Y7
 	VPSLLD      $0x0f, Y6, Y5
 	VPSRLD      $0x1f, Y5, Y5
 	VPADDD      Y3, Y5, Y5
 	VPADDD      Y6, Y5, Y5
-	VCMPPS      $0x03, Y6, Y6, Y7
+	VCMPPS      $0x03, Y6, Y6, Y8
 	VPOR        Y4, Y6, Y6
-	VPBLENDVB   Y7, Y6, Y5, Y5
+	VPBLENDVB   Y8, Y6, Y5, Y5
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y3, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y8
+	VPOR        Y4, Y7, Y7
+	VPBLENDVB   Y8, Y7, Y6, Y6
 	VPSRLD      $0x10, Y5, Y5
-	VPACKUSDW   Y5, Y5, Y5
-	VPERMQ      $0x08, Y5, Y5
-	VMOVDQU     X5, 48(AX)(R8*2)
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y5, Y5
+	VPERMQ      $0xd8, Y5, Y5
+	VMOVDQU     Y5, 32(AX)(R8*2)
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
 	JB          loop2
@@ -8859,7 +8655,7 @@ done:
 	RET
 
 // func avx512bf16BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8995,93 +8791,77 @@ b0loop1:
 	VMULPS      Z0, Z4, Z4
 	VMOVUPS     (DX)(SI*4), Z5
 	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   32(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VMULPS      Z0, Z5, Z5
+	VMOVUPS     64(DX)(SI*4), Z6
+	VMULPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
-	// VCVTNEPS2BF16 Z4, Y5
-	LONG     $0x487ef262
-	WORD     $0xec72
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z4, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z2, Z5, Z5
-	VPADDD   Z4, Z5, Z5
-	VCMPPS   $0x03, Z4, Z4, K1
-	VPORD    Z3, Z4, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z4, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf472
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z4, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z4, Z6, Z6
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z3, Z4, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z2, Z4, Z4
+	VPADDD       Z5, Z4, Z4
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z3, Z5, K1, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y4
+	VINSERTI64X4 $0x01, Y4, Z7, Z6
 
 bf16_0:
-	VMOVDQU16   Y5, (AX)(SI*2)
-	VPMOVZXWD   32(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z0, Z4, Z4
-	VMOVUPS     64(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z4, K1
-
-	// VCVTNEPS2BF16 Z4, Y5
-	LONG     $0x487ef262
-	WORD     $0xec72
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z4, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z2, Z5, Z5
-	VPADDD   Z4, Z5, Z5
-	VCMPPS   $0x03, Z4, Z4, K1
-	VPORD    Z3, Z4, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_1:
-	VMOVDQU16   Y5, 32(AX)(SI*2)
+	VMOVDQU16   Z6, (AX)(SI*2)
 	VPMOVZXWD   64(CX)(SI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z0, Z4, Z4
 	VMOVUPS     128(DX)(SI*4), Z5
 	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   96(CX)(SI*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VMULPS      Z0, Z5, Z5
+	VMOVUPS     192(DX)(SI*4), Z6
+	VMULPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
-	// VCVTNEPS2BF16 Z4, Y5
-	LONG     $0x487ef262
-	WORD     $0xec72
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z4, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z2, Z5, Z5
-	VPADDD   Z4, Z5, Z5
-	VCMPPS   $0x03, Z4, Z4, K1
-	VPORD    Z3, Z4, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
+	// VCVTNE2PS2BF16 Z4, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf472
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z4, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z4, Z6, Z6
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z3, Z4, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z2, Z4, Z4
+	VPADDD       Z5, Z4, Z4
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z3, Z5, K1, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y4
+	VINSERTI64X4 $0x01, Y4, Z7, Z6
 
-bf16_2:
-	VMOVDQU16   Y5, 64(AX)(SI*2)
-	VPMOVZXWD   96(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z0, Z4, Z4
-	VMOVUPS     192(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z4, K1
-
-	// VCVTNEPS2BF16 Z4, Y5
-	LONG     $0x487ef262
-	WORD     $0xec72
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z4, Z5
-	VPSRLD   $0x1f, Z5, Z5
-	VPADDD   Z2, Z5, Z5
-	VPADDD   Z4, Z5, Z5
-	VCMPPS   $0x03, Z4, Z4, K1
-	VPORD    Z3, Z4, K1, Z5
-	VPSRLD   $0x10, Z5, Z5
-	VPMOVDW  Z5, Y5
-
-bf16_3:
-	VMOVDQU16 Y5, 96(AX)(SI*2)
+bf16_1:
+	VMOVDQU16 Z6, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        b0loop1
@@ -9100,93 +8880,77 @@ b1loop1:
 	VMULPS      Z1, Z3, Z3
 	VMOVUPS     (DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   4128(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVUPS     64(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z2, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z2, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_4:
-	VMOVDQU16   Y4, 4096(AX)(SI*2)
-	VPMOVZXWD   4128(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     64(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_5:
-	VMOVDQU16   Y4, 4128(AX)(SI*2)
+bf16_2:
+	VMOVDQU16   Z5, 4096(AX)(SI*2)
 	VPMOVZXWD   4160(CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z1, Z3, Z3
 	VMOVUPS     128(DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   4192(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVUPS     192(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z2, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z2, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_6:
-	VMOVDQU16   Y4, 4160(AX)(SI*2)
-	VPMOVZXWD   4192(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z1, Z3, Z3
-	VMOVUPS     192(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_7:
-	VMOVDQU16 Y4, 4192(AX)(SI*2)
+bf16_3:
+	VMOVDQU16 Z5, 4160(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        b1loop1
@@ -9267,109 +9031,93 @@ loop0:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
+	VPBROADCASTD SI, Z0
 	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD SI, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         SI, SI
 
 loop1:
 	VPMOVZXWD   (CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_8
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_4
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_8:
-	VMOVDQU16   Y4, (AX)(SI*2)
-	VPMOVZXWD   32(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_9
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_9:
-	VMOVDQU16   Y4, 32(AX)(SI*2)
+bf16_4:
+	VMOVDQU16   Z5, (AX)(SI*2)
 	VPMOVZXWD   64(CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_10
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_5
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_10:
-	VMOVDQU16   Y4, 64(AX)(SI*2)
-	VPMOVZXWD   96(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_11:
-	VMOVDQU16 Y4, 96(AX)(SI*2)
+bf16_5:
+	VMOVDQU16 Z5, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        loop1
@@ -9386,7 +9134,7 @@ done:
 	RET
 
 // func avx512BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9513,66 +9261,69 @@ bloop0:
 	VPBROADCASTD SI, Z2
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z3
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X4, X4
+	VPMOVZXBD    X4, Z4
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z5
+	VPMULLD      Z5, Z4, Z4
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z5
+	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 b0loop1:
-	VPMOVZXWD (CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   (DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPSLLD    $0x0f, Z4, Z5
+	VPMOVZXWD (CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   (DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 32(CX)(SI*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VMULPS    Z0, Z6, Z6
+	VMOVUPS   64(DX)(SI*4), Z7
+	VMULPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z5, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z2, Z7, Z7
+	VPADDD    Z5, Z7, Z7
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z3, Z5, K1, Z7
+	VPSLLD    $0x0f, Z6, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z3, Z4, K1, Z5
-	VPSRLD    $0x10, Z5, Z5
-	VPMOVDW   Z5, Y4
-	VMOVDQU16 Y4, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   64(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPSLLD    $0x0f, Z4, Z5
+	VPADDD    Z6, Z5, Z5
+	VCMPPS    $0x03, Z6, Z6, K1
+	VPORD     Z3, Z6, K1, Z5
+	VPERMT2W  Z5, Z4, Z7
+	VMOVDQU16 Z7, (AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   128(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 96(CX)(SI*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VMULPS    Z0, Z6, Z6
+	VMOVUPS   192(DX)(SI*4), Z7
+	VMULPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z5, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z2, Z7, Z7
+	VPADDD    Z5, Z7, Z7
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z3, Z5, K1, Z7
+	VPSLLD    $0x0f, Z6, Z5
 	VPSRLD    $0x1f, Z5, Z5
 	VPADDD    Z2, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z3, Z4, K1, Z5
-	VPSRLD    $0x10, Z5, Z5
-	VPMOVDW   Z5, Y4
-	VMOVDQU16 Y4, 32(AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   128(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z2, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z3, Z4, K1, Z5
-	VPSRLD    $0x10, Z5, Z5
-	VPMOVDW   Z5, Y4
-	VMOVDQU16 Y4, 64(AX)(SI*2)
-	VPMOVZXWD 96(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   192(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z2, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z3, Z4, K1, Z5
-	VPSRLD    $0x10, Z5, Z5
-	VPMOVDW   Z5, Y4
-	VMOVDQU16 Y4, 96(AX)(SI*2)
+	VPADDD    Z6, Z5, Z5
+	VCMPPS    $0x03, Z6, Z6, K1
+	VPORD     Z3, Z6, K1, Z5
+	VPERMT2W  Z5, Z4, Z7
+	VMOVDQU16 Z7, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        b0loop1
@@ -9582,66 +9333,69 @@ b0loop1:
 	VPBROADCASTD SI, Z0
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X1, Z1
 	XORQ         SI, SI
 
 b1loop1:
-	VPMOVZXWD 4096(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z1, Z3, Z3
-	VMOVUPS   (DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD 4096(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z1, Z4, Z4
+	VMOVUPS   (DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 4128(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z1, Z5, Z5
+	VMOVUPS   64(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z0, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 4096(AX)(SI*2)
-	VPMOVZXWD 4128(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z1, Z3, Z3
-	VMOVUPS   64(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 4096(AX)(SI*2)
+	VPMOVZXWD 4160(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z1, Z4, Z4
+	VMOVUPS   128(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 4192(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z1, Z5, Z5
+	VMOVUPS   192(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z0, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z0, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 4128(AX)(SI*2)
-	VPMOVZXWD 4160(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z1, Z3, Z3
-	VMOVUPS   128(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z0, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 4160(AX)(SI*2)
-	VPMOVZXWD 4192(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z1, Z3, Z3
-	VMOVUPS   192(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z0, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 4192(AX)(SI*2)
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 4160(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        b1loop1
@@ -9729,66 +9483,69 @@ loop0:
 	VPBROADCASTD SI, Z1
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD (CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   (DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 32(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   64(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, (AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   128(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 96(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   192(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(SI*2)
-	VPMOVZXWD 96(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(SI*2)
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+2048
 	JB        loop1
@@ -9965,65 +9722,59 @@ b0loop1:
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   (DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y2, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
+	VPMOVZXWD 16(CX)(SI*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VMULPS    Y0, Y5, Y5
+	VMOVUPS   32(DX)(SI*4), Y6
+	VMULPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y2, Y6, Y6
+	VPADDD    Y4, Y6, Y6
+	VCMPPS    $0x03, Y4, Y4, Y7
 	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
-	VPACKUSDW Y5, Y5, Y5
-	VPERMQ    $0x08, Y5, Y5
-	VMOVDQU   X5, (AX)(SI*2)
-	VPMOVZXWD 16(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   32(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y2, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
-	VPACKUSDW Y5, Y5, Y5
-	VPERMQ    $0x08, Y5, Y5
-	VMOVDQU   X5, 16(AX)(SI*2)
+	VPBLENDVB Y7, Y4, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y2, Y4, Y4
+	VPADDD    Y5, Y4, Y4
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y3, Y5, Y5
+	VPBLENDVB Y7, Y5, Y4, Y4
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPACKUSDW Y4, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   64(DX)(SI*4), Y5
 	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y2, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
+	VPMOVZXWD 48(CX)(SI*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VMULPS    Y0, Y5, Y5
+	VMOVUPS   96(DX)(SI*4), Y6
+	VMULPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y2, Y6, Y6
+	VPADDD    Y4, Y6, Y6
+	VCMPPS    $0x03, Y4, Y4, Y7
 	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
-	VPACKUSDW Y5, Y5, Y5
-	VPERMQ    $0x08, Y5, Y5
-	VMOVDQU   X5, 32(AX)(SI*2)
-	VPMOVZXWD 48(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   96(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y2, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSRLD    $0x10, Y5, Y5
-	VPACKUSDW Y5, Y5, Y5
-	VPERMQ    $0x08, Y5, Y5
-	VMOVDQU   X5, 48(AX)(SI*2)
+	VPBLENDVB Y7, Y4, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y2, Y4, Y4
+	VPADDD    Y5, Y4, Y4
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y3, Y5, Y5
+	VPBLENDVB Y7, Y5, Y4, Y4
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y4, Y4
+	VPACKUSDW Y4, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, 32(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, $+2048
 	JB        b0loop1
@@ -10044,65 +9795,59 @@ b1loop1:
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 4112(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VMOVUPS   32(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y0, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 4096(AX)(SI*2)
-	VPMOVZXWD 4112(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y1, Y3, Y3
-	VMOVUPS   32(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 4112(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 4096(AX)(SI*2)
 	VPMOVZXWD 4128(CX)(SI*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VMULPS    Y1, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 4144(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VMOVUPS   96(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y0, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 4128(AX)(SI*2)
-	VPMOVZXWD 4144(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y1, Y3, Y3
-	VMOVUPS   96(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y0, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 4144(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 4128(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, $+2048
 	JB        b1loop1
@@ -10202,65 +9947,59 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 16(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   32(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(SI*2)
-	VPMOVZXWD 16(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 48(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   96(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(SI*2)
-	VPMOVZXWD 48(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, $+2048
 	JB        loop1
@@ -10277,7 +10016,7 @@ done:
 	RET
 
 // func avx512bf16BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10353,109 +10092,93 @@ loop0:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
+	VPBROADCASTD SI, Z0
 	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD SI, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         SI, SI
 
 loop1:
 	VPMOVZXWD   (CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
 bf16_0:
-	VMOVDQU16   Y4, (AX)(SI*2)
-	VPMOVZXWD   32(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_1:
-	VMOVDQU16   Y4, 32(AX)(SI*2)
+	VMOVDQU16   Z5, (AX)(SI*2)
 	VPMOVZXWD   64(CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
-bf16_2:
-	VMOVDQU16   Y4, 64(AX)(SI*2)
-	VPMOVZXWD   96(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_3:
-	VMOVDQU16 Y4, 96(AX)(SI*2)
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+4096
 	JB        loop1
@@ -10472,7 +10195,7 @@ done:
 	RET
 
 // func avx512BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10555,66 +10278,69 @@ loop0:
 	VPBROADCASTD SI, Z1
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD (CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   (DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 32(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   64(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, (AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   128(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 96(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   192(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(SI*2)
-	VPMOVZXWD 96(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(SI*2)
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+4096
 	JB        loop1
@@ -10745,65 +10471,59 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 16(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   32(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(SI*2)
-	VPMOVZXWD 16(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 48(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   96(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(SI*2)
-	VPMOVZXWD 48(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, $+4096
 	JB        loop1
@@ -10820,7 +10540,7 @@ done:
 	RET
 
 // func avx512bf16BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10915,109 +10635,93 @@ loop0_blocks:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
+	VPBROADCASTD SI, Z0
 	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD SI, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         SI, SI
 
 loop1:
 	VPMOVZXWD   (CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_0:
-	VMOVDQU16   Y4, (AX)(SI*2)
-	VPMOVZXWD   32(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_1:
-	VMOVDQU16   Y4, 32(AX)(SI*2)
+	VMOVDQU16   Z5, (AX)(SI*2)
 	VPMOVZXWD   64(CX)(SI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DX)(SI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(SI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_2:
-	VMOVDQU16   Y4, 64(AX)(SI*2)
-	VPMOVZXWD   96(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_3:
-	VMOVDQU16 Y4, 96(AX)(SI*2)
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+8192
 	JB        loop1
@@ -11034,7 +10738,7 @@ done:
 	RET
 
 // func avx512BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -11136,66 +10840,69 @@ loop0_blocks:
 	VPBROADCASTD SI, Z1
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z2
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
 
 loop1:
-	VPMOVZXWD (CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   (DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 32(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   64(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, (AX)(SI*2)
+	VPMOVZXWD 64(CX)(SI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   128(DX)(SI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 96(CX)(SI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   192(DX)(SI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(SI*2)
-	VPMOVZXWD 96(CX)(SI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(DX)(SI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(SI*2)
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, $+8192
 	JB        loop1
@@ -11326,65 +11033,59 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 16(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   32(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(SI*2)
-	VPMOVZXWD 16(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(SI*2)
 	VPMOVZXWD 32(CX)(SI*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(SI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 48(CX)(SI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   96(DX)(SI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(SI*2)
-	VPMOVZXWD 48(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(SI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, $+8192
 	JB        loop1
@@ -11474,7 +11175,7 @@ loop0s_done:
 loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
 	XORQ    DI, DI
 	MOVQ    SI, R8
 	ANDQ    $-64, R8
@@ -11484,14 +11185,14 @@ loop0_long:
 	CMOVQGT R8, R9
 
 loop0:
-	VPSLLD      $0x10, (CX)(DI*2), Z7
-	VFMADD231PS Z7, Z7, Z1
-	VPANDD      (CX)(DI*2), Z0, Z7
-	VFMADD231PS Z7, Z7, Z2
-	VPSLLD      $0x10, 64(CX)(DI*2), Z7
-	VFMADD231PS Z7, Z7, Z3
-	VPANDD      64(CX)(DI*2), Z0, Z7
-	VFMADD231PS Z7, Z7, Z4
+	VPSLLD      $0x10, (CX)(DI*2), Z8
+	VFMADD231PS Z8, Z8, Z1
+	VPANDD      (CX)(DI*2), Z0, Z8
+	VFMADD231PS Z8, Z8, Z2
+	VPSLLD      $0x10, 64(CX)(DI*2), Z8
+	VFMADD231PS Z8, Z8, Z3
+	VPANDD      64(CX)(DI*2), Z0, Z8
+	VFMADD231PS Z8, Z8, Z4
 	ADDQ        $+64, DI
 	CMPQ        DI, R9
 	JB          loop0
@@ -11502,7 +11203,7 @@ loop0:
 	VADDPS Z2, Z1, Z1
 	VADDPS Z4, Z3, Z3
 	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z6, Z6
+	VADDPS Z1, Z7, Z7
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
@@ -11511,8 +11212,8 @@ loop0:
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z6, Z5, Z5
-	VPXORD Z6, Z6, Z6
+	VADDPS Z7, Z5, Z5
+	VPXORD Z7, Z7, Z7
 
 loop0_chunk:
 	MOVQ    SI, R8
@@ -11558,8 +11259,8 @@ loop0_done:
 	VADDPS Z2, Z1, Z1
 	VADDPS Z4, Z3, Z3
 	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z6, Z6
-	VADDPS Z6, Z1, Z1
+	VADDPS Z5, Z7, Z7
+	VADDPS Z7, Z1, Z1
 
 loop0_summed:
 	// squareSum = sum(x*x)
@@ -11607,14 +11308,14 @@ loop0_summed:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z1
+	VPBROADCASTD DI, Z0
 	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
 	MOVQ         SI, R8
 	ANDQ         $-64, R8
@@ -11623,96 +11324,80 @@ loop0_summed:
 loop1:
 	VPMOVZXWD   (CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z4, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
 bf16_0:
-	VMOVDQU16   Y4, (AX)(DI*2)
-	VPMOVZXWD   32(CX)(DI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(DX)(DI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_1:
-	VMOVDQU16   Y4, 32(AX)(DI*2)
+	VMOVDQU16   Z5, (AX)(DI*2)
 	VPMOVZXWD   64(CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     128(DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z4, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
-bf16_2:
-	VMOVDQU16   Y4, 64(AX)(DI*2)
-	VPMOVZXWD   96(CX)(DI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(DX)(DI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_3:
-	VMOVDQU16 Y4, 96(AX)(DI*2)
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, R8
 	JB        loop1
@@ -11726,7 +11411,7 @@ loop1_vectors:
 loop1_vector:
 	VPMOVZXWD   (CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
 	VFPCLASSPSZ $0x20, Z3, K2
@@ -11735,17 +11420,17 @@ loop1_vector:
 	LONG     $0x487ef262
 	WORD     $0xe372
 	KORTESTW K2, K2
-	JZ       bf16_4
+	JZ       bf16_2
 	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
+	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
+	VPORD    Z1, Z3, K2, Z4
 	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y4, (AX)(DI*2)
 	ADDQ      $+16, DI
 	CMPQ      DI, R8
@@ -11757,26 +11442,26 @@ loop1_tail:
 	VMOVDQU16.Z (CX)(DI*2), K1, Y3
 	VPMOVZXWD   Y3, Z3
 	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z0
+	VMULPS      Z2, Z3, Z2
 	VMOVUPS.Z   (DX)(DI*4), K1, Z3
-	VMULPS      Z3, Z0, Z0
-	VFPCLASSPSZ $0x20, Z0, K2
+	VMULPS      Z3, Z2, Z2
+	VFPCLASSPSZ $0x20, Z2, K2
 
-	// VCVTNEPS2BF16 Z0, Y3
+	// VCVTNEPS2BF16 Z2, Y3
 	LONG     $0x487ef262
-	WORD     $0xd872
+	WORD     $0xda72
 	KORTESTW K2, K2
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z0, Z3
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z1, Z3, Z3
 	VPADDD   Z0, Z3, Z3
-	VCMPPS   $0x03, Z0, Z0, K2
-	VPORD    Z2, Z0, K2, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
 	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
-bf16_5:
+bf16_3:
 	VMOVDQU16 Y3, K1, (AX)(DI*2)
 
 loop1_done:
@@ -12006,6 +11691,17 @@ loop0_summed:
 	VPBROADCASTD DI, Z1
 	MOVL         $0x00400000, DI
 	VPBROADCASTD DI, Z2
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
 	MOVQ         SI, R8
@@ -12013,62 +11709,54 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (CX)(DI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (DX)(DI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (CX)(DI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   (DX)(DI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 32(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   64(DX)(DI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(DI*2)
-	VPMOVZXWD 32(CX)(DI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(DX)(DI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z2, Z5, K2, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, (AX)(DI*2)
+	VPMOVZXWD 64(CX)(DI*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z0, Z4, Z4
+	VMOVUPS   128(DX)(DI*4), Z5
+	VMULPS    Z5, Z4, Z4
+	VPMOVZXWD 96(CX)(DI*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z0, Z5, Z5
+	VMOVUPS   192(DX)(DI*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPSLLD    $0x0f, Z4, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z4, Z6, Z6
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z6
+	VPSLLD    $0x0f, Z5, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(DI*2)
-	VPMOVZXWD 64(CX)(DI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(DX)(DI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(DI*2)
-	VPMOVZXWD 96(CX)(DI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(DX)(DI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(DI*2)
+	VPADDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z2, Z5, K2, Z4
+	VPERMT2W  Z4, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(DI*2)
 	ADDQ      $+64, DI
 	CMPQ      DI, R8
 	JB        loop1
@@ -12367,65 +12055,59 @@ loop1:
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   (DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 16(CX)(DI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   32(DX)(DI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(DI*2)
-	VPMOVZXWD 16(CX)(DI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(DX)(DI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(DI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(DI*2)
 	VPMOVZXWD 32(CX)(DI*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VMULPS    Y0, Y3, Y3
 	VMOVUPS   64(DX)(DI*4), Y4
 	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VPMOVZXWD 48(CX)(DI*2), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   96(DX)(DI*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y3, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(DI*2)
-	VPMOVZXWD 48(CX)(DI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(DX)(DI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(DI*2)
+	VPBLENDVB Y6, Y3, Y5, Y5
+	VPSLLD    $0x0f, Y4, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y4, Y3, Y3
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y3, Y3
+	VPSRLD    $0x10, Y5, Y5
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(DI*2)
 	ADDQ      $+32, DI
 	CMPQ      DI, R8
 	JB        loop1
@@ -12494,7 +12176,7 @@ done:
 	RET
 
 // func avx512bf16BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
@@ -12580,14 +12262,14 @@ loop0:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z1
+	VPBROADCASTD R8, Z0
 	MOVL         $0x00400000, R8
-	VPBROADCASTD R8, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R8, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
 
 loop1:
@@ -12596,177 +12278,145 @@ loop1:
 	VPMOVZXWD   (BX)(R8*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     (SI)(R8*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   32(DX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   32(BX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z1, Z5, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
 
 bf16_0:
-	VMOVDQU16   Y4, (CX)(R8*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     (SI)(R8*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
+	VMOVDQU16   Z6, (CX)(R8*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     64(SI)(R8*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z3, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_1:
-	VMOVDQU16   Y4, (AX)(R8*2)
-	VPMOVZXWD   32(DX)(R8*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   32(BX)(R8*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_2:
-	VMOVDQU16   Y4, 32(CX)(R8*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(SI)(R8*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_3:
-	VMOVDQU16   Y4, 32(AX)(R8*2)
+	VMOVDQU16   Z5, (AX)(R8*2)
 	VPMOVZXWD   64(DX)(R8*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   64(BX)(R8*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     128(SI)(R8*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   96(DX)(R8*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   96(BX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z1, Z5, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
 
-bf16_4:
-	VMOVDQU16   Y4, 64(CX)(R8*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     128(SI)(R8*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
+bf16_2:
+	VMOVDQU16   Z6, 64(CX)(R8*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     192(SI)(R8*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z3, K2
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_5:
-	VMOVDQU16   Y4, 64(AX)(R8*2)
-	VPMOVZXWD   96(DX)(R8*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   96(BX)(R8*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_6:
-	VMOVDQU16   Y4, 96(CX)(R8*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(SI)(R8*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K1
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K1
-	VPORD    Z2, Z3, K1, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_7:
-	VMOVDQU16 Y4, 96(AX)(R8*2)
+bf16_3:
+	VMOVDQU16 Z5, 64(AX)(R8*2)
 	ADDQ      $+64, R8
 	CMPQ      R8, $+4096
 	JB        loop1
@@ -12785,7 +12435,7 @@ done:
 	RET
 
 // func avx512BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
@@ -12878,114 +12528,109 @@ loop0:
 	VPBROADCASTD R8, Z1
 	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z2
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
-	VPMOVZXWD (DX)(R8*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD (BX)(R8*2), Z4
+	VPMOVZXWD (DX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (BX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	VMULPS    Z0, Z4, Z5
+	VMOVUPS   (SI)(R8*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 32(DX)(R8*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VPMOVZXWD 32(BX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VADDPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z4, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z1, Z7, Z7
+	VPADDD    Z4, Z7, Z7
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z7
+	VPSLLD    $0x0f, Z6, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, (CX)(R8*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (SI)(R8*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(R8*2)
-	VPMOVZXWD 32(DX)(R8*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 32(BX)(R8*2), Z4
+	VPADDD    Z6, Z4, Z4
+	VCMPPS    $0x03, Z6, Z6, K1
+	VPORD     Z2, Z6, K1, Z4
+	VPERMT2W  Z4, Z3, Z7
+	VMOVDQU16 Z7, (CX)(R8*2)
+	VMULPS    Z0, Z6, Z4
+	VMOVUPS   64(SI)(R8*4), Z6
+	VMULPS    Z6, Z4, Z4
+	VPSLLD    $0x0f, Z5, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z5, Z6, Z6
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z6
+	VPSLLD    $0x0f, Z4, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z5
+	VPERMT2W  Z5, Z3, Z6
+	VMOVDQU16 Z6, (AX)(R8*2)
+	VPMOVZXWD 64(DX)(R8*2), Z4
 	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD 64(BX)(R8*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	VMULPS    Z0, Z4, Z5
+	VMOVUPS   128(SI)(R8*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 96(DX)(R8*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VPMOVZXWD 96(BX)(R8*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VADDPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z4, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z1, Z7, Z7
+	VPADDD    Z4, Z7, Z7
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z7
+	VPSLLD    $0x0f, Z6, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 32(CX)(R8*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(SI)(R8*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(R8*2)
-	VPMOVZXWD 64(DX)(R8*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 64(BX)(R8*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 64(CX)(R8*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(SI)(R8*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(R8*2)
-	VPMOVZXWD 96(DX)(R8*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 96(BX)(R8*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 96(CX)(R8*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(SI)(R8*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K1
-	VPORD     Z2, Z3, K1, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(R8*2)
+	VPADDD    Z6, Z4, Z4
+	VCMPPS    $0x03, Z6, Z6, K1
+	VPORD     Z2, Z6, K1, Z4
+	VPERMT2W  Z4, Z3, Z7
+	VMOVDQU16 Z7, 64(CX)(R8*2)
+	VMULPS    Z0, Z6, Z4
+	VMOVUPS   192(SI)(R8*4), Z6
+	VMULPS    Z6, Z4, Z4
+	VPSLLD    $0x0f, Z5, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z5, Z6, Z6
+	VCMPPS    $0x03, Z5, Z5, K1
+	VPORD     Z2, Z5, K1, Z6
+	VPSLLD    $0x0f, Z4, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VPORD     Z2, Z4, K1, Z5
+	VPERMT2W  Z5, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(R8*2)
 	ADDQ      $+64, R8
 	CMPQ      R8, $+4096
 	JB        loop1
@@ -13130,121 +12775,109 @@ loop1:
 	VPMOVZXWD (BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (CX)(R8*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (SI)(R8*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VMULPS    Y0, Y3, Y4
+	VMOVUPS   (SI)(R8*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPMOVZXWD 16(DX)(R8*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPMOVZXWD 16(BX)(R8*2), Y6
+	VPSLLD    $0x10, Y6, Y6
+	VADDPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y3, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y7
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(R8*2)
-	VPMOVZXWD 16(DX)(R8*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 16(BX)(R8*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
+	VPBLENDVB Y7, Y3, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y5, Y3, Y3
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y2, Y5, Y8
+	VPBLENDVB Y7, Y8, Y3, Y3
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (CX)(R8*2)
+	VMULPS    Y0, Y5, Y3
+	VMOVUPS   32(SI)(R8*4), Y5
+	VMULPS    Y5, Y3, Y3
+	VPSLLD    $0x0f, Y4, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(CX)(R8*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(SI)(R8*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
+	VPBLENDVB Y6, Y3, Y4, Y4
+	VPSRLD    $0x10, Y5, Y5
 	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(R8*2)
+	VPACKUSDW Y4, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(R8*2)
 	VPMOVZXWD 32(DX)(R8*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VPMOVZXWD 32(BX)(R8*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(CX)(R8*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(SI)(R8*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VMULPS    Y0, Y3, Y4
+	VMOVUPS   64(SI)(R8*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPMOVZXWD 48(DX)(R8*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPMOVZXWD 48(BX)(R8*2), Y6
+	VPSLLD    $0x10, Y6, Y6
+	VADDPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y3, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y7
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(R8*2)
-	VPMOVZXWD 48(DX)(R8*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 48(BX)(R8*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
+	VPBLENDVB Y7, Y3, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y5, Y3, Y3
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y2, Y5, Y8
+	VPBLENDVB Y7, Y8, Y3, Y3
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, 32(CX)(R8*2)
+	VMULPS    Y0, Y5, Y3
+	VMOVUPS   96(SI)(R8*4), Y5
+	VMULPS    Y5, Y3, Y3
+	VPSLLD    $0x0f, Y4, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(CX)(R8*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(SI)(R8*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
+	VPBLENDVB Y6, Y3, Y4, Y4
+	VPSRLD    $0x10, Y5, Y5
 	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(R8*2)
+	VPACKUSDW Y4, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(R8*2)
 	ADDQ      $+32, R8
 	CMPQ      R8, $+4096
 	JB        loop1
@@ -13363,22 +12996,22 @@ loop0_long:
 	CMOVQGT R10, R11
 
 loop0:
-	VPSLLD      $0x10, (DX)(R9*2), Z7
-	VPSLLD      $0x10, (BX)(R9*2), Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z1
-	VPANDD      (DX)(R9*2), Z0, Z7
-	VPANDD      (BX)(R9*2), Z0, Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z2
-	VPSLLD      $0x10, 64(DX)(R9*2), Z7
-	VPSLLD      $0x10, 64(BX)(R9*2), Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VPANDD      64(DX)(R9*2), Z0, Z7
-	VPANDD      64(BX)(R9*2), Z0, Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
+	VPSLLD      $0x10, (DX)(R9*2), Z8
+	VPSLLD      $0x10, (BX)(R9*2), Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z1
+	VPANDD      (DX)(R9*2), Z0, Z8
+	VPANDD      (BX)(R9*2), Z0, Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z2
+	VPSLLD      $0x10, 64(DX)(R9*2), Z8
+	VPSLLD      $0x10, 64(BX)(R9*2), Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z3
+	VPANDD      64(DX)(R9*2), Z0, Z8
+	VPANDD      64(BX)(R9*2), Z0, Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z4
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
 	JB          loop0
@@ -13418,27 +13051,27 @@ loop0_vectors:
 	JAE         loop0_tail
 	VPMOVZXWD   (DX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
+	VPMOVZXWD   (BX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
 	VFMADD231PS Z0, Z0, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VPMOVZXWD   (DX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
+	VPMOVZXWD   (BX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
 	VFMADD231PS Z0, Z0, Z2
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VPMOVZXWD   (DX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
+	VPMOVZXWD   (BX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
 	VFMADD231PS Z0, Z0, Z3
 	ADDQ        $+16, R9
 
@@ -13449,9 +13082,9 @@ loop0_tail:
 	VPMOVZXWD   Y0, Z0
 	VPSLLD      $0x10, Z0, Z0
 	VMOVDQU16.Z (BX)(R9*2), K1, Y7
-	VPMOVZXWD   Y7, Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
+	VPMOVZXWD   Y7, Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
 	VFMADD231PS Z0, Z0, K1, Z4
 
 loop0_done:
@@ -13507,14 +13140,14 @@ loop0_summed:
 	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X0, X1, X0
+	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z1
+	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z2
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R9, Z1
+	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
@@ -13526,177 +13159,145 @@ loop1:
 	VPMOVZXWD   (BX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     (SI)(R9*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   32(DX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   32(BX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z5, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K2
+	VPORD        Z1, Z5, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
 
 bf16_0:
-	VMOVDQU16   Y4, (CX)(R9*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     (SI)(R9*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
+	VMOVDQU16   Z6, (CX)(R9*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     64(SI)(R9*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K2
+	VFPCLASSPSZ $0x20, Z3, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_1:
-	VMOVDQU16   Y4, (AX)(R9*2)
-	VPMOVZXWD   32(DX)(R9*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   32(BX)(R9*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_2:
-	VMOVDQU16   Y4, 32(CX)(R9*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     64(SI)(R9*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_3:
-	VMOVDQU16   Y4, 32(AX)(R9*2)
+	VMOVDQU16   Z5, (AX)(R9*2)
 	VPMOVZXWD   64(DX)(R9*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   64(BX)(R9*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     128(SI)(R9*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   96(DX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   96(BX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z5, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K3, K2
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K2
+	VPORD        Z1, Z5, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
 
-bf16_4:
-	VMOVDQU16   Y4, 64(CX)(R9*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     128(SI)(R9*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
+bf16_2:
+	VMOVDQU16   Z6, 64(CX)(R9*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     192(SI)(R9*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K2
+	VFPCLASSPSZ $0x20, Z3, K3
 
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K3, K2
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
-bf16_5:
-	VMOVDQU16   Y4, 64(AX)(R9*2)
-	VPMOVZXWD   96(DX)(R9*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   96(BX)(R9*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_6:
-	VMOVDQU16   Y4, 96(CX)(R9*2)
-	VMULPS      Z0, Z3, Z3
-	VMOVUPS     192(SI)(R9*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_7:
-	VMOVDQU16 Y4, 96(AX)(R9*2)
+bf16_3:
+	VMOVDQU16 Z5, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, R10
 	JB        loop1
@@ -13719,19 +13320,19 @@ loop1_vector:
 	LONG     $0x487ef262
 	WORD     $0xe372
 	KORTESTW K2, K2
-	JZ       bf16_8
+	JZ       bf16_4
 	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
+	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
+	VPORD    Z1, Z3, K2, Z4
 	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
-bf16_8:
+bf16_4:
 	VMOVDQU16   Y4, (CX)(R9*2)
-	VMULPS      Z0, Z3, Z3
+	VMULPS      Z2, Z3, Z3
 	VMOVUPS     (SI)(R9*4), Z4
 	VMULPS      Z4, Z3, Z3
 	VFPCLASSPSZ $0x20, Z3, K2
@@ -13740,17 +13341,17 @@ bf16_8:
 	LONG     $0x487ef262
 	WORD     $0xe372
 	KORTESTW K2, K2
-	JZ       bf16_9
+	JZ       bf16_5
 	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
+	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
+	VPORD    Z1, Z3, K2, Z4
 	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
-bf16_9:
+bf16_5:
 	VMOVDQU16 Y4, (AX)(R9*2)
 	ADDQ      $+16, R9
 	CMPQ      R9, R10
@@ -13772,38 +13373,38 @@ loop1_tail:
 	LONG     $0x487ef262
 	WORD     $0xe372
 	KORTESTW K2, K2
-	JZ       bf16_10
+	JZ       bf16_6
 	VPSLLD   $0x0f, Z3, Z4
 	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z1, Z4, Z4
+	VPADDD   Z0, Z4, Z4
 	VPADDD   Z3, Z4, Z4
 	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z2, Z3, K2, Z4
+	VPORD    Z1, Z3, K2, Z4
 	VPSRLD   $0x10, Z4, Z4
 	VPMOVDW  Z4, Y4
 
-bf16_10:
+bf16_6:
 	VMOVDQU16   Y4, K1, (CX)(R9*2)
-	VMULPS      Z0, Z3, Z0
+	VMULPS      Z2, Z3, Z2
 	VMOVUPS.Z   (SI)(R9*4), K1, Z3
-	VMULPS      Z3, Z0, Z0
-	VFPCLASSPSZ $0x20, Z0, K2
+	VMULPS      Z3, Z2, Z2
+	VFPCLASSPSZ $0x20, Z2, K2
 
-	// VCVTNEPS2BF16 Z0, Y3
+	// VCVTNEPS2BF16 Z2, Y3
 	LONG     $0x487ef262
-	WORD     $0xd872
+	WORD     $0xda72
 	KORTESTW K2, K2
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z0, Z3
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z1, Z3, Z3
 	VPADDD   Z0, Z3, Z3
-	VCMPPS   $0x03, Z0, Z0, K2
-	VPORD    Z2, Z0, K2, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
 	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
-bf16_11:
+bf16_7:
 	VMOVDQU16 Y3, K1, (AX)(R9*2)
 
 loop1_done:
@@ -14073,6 +13674,17 @@ loop0_summed:
 	VPBROADCASTD R9, Z1
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z2
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z4
+	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
@@ -14080,110 +13692,94 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (DX)(R9*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD (BX)(R9*2), Z4
+	VPMOVZXWD (DX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD (BX)(R9*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	VMULPS    Z0, Z4, Z5
+	VMOVUPS   (SI)(R9*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 32(DX)(R9*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VPMOVZXWD 32(BX)(R9*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VADDPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z4, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z1, Z7, Z7
+	VPADDD    Z4, Z7, Z7
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z7
+	VPSLLD    $0x0f, Z6, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, (CX)(R9*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (SI)(R9*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(R9*2)
-	VPMOVZXWD 32(DX)(R9*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 32(BX)(R9*2), Z4
+	VPADDD    Z6, Z4, Z4
+	VCMPPS    $0x03, Z6, Z6, K2
+	VPORD     Z2, Z6, K2, Z4
+	VPERMT2W  Z4, Z3, Z7
+	VMOVDQU16 Z7, (CX)(R9*2)
+	VMULPS    Z0, Z6, Z4
+	VMOVUPS   64(SI)(R9*4), Z6
+	VMULPS    Z6, Z4, Z4
+	VPSLLD    $0x0f, Z5, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z5, Z6, Z6
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z2, Z5, K2, Z6
+	VPSLLD    $0x0f, Z4, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z5
+	VPERMT2W  Z5, Z3, Z6
+	VMOVDQU16 Z6, (AX)(R9*2)
+	VPMOVZXWD 64(DX)(R9*2), Z4
 	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
+	VPMOVZXWD 64(BX)(R9*2), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VADDPS    Z5, Z4, Z4
+	VMULPS    Z0, Z4, Z5
+	VMOVUPS   128(SI)(R9*4), Z6
+	VMULPS    Z6, Z5, Z5
+	VPMOVZXWD 96(DX)(R9*2), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VPMOVZXWD 96(BX)(R9*2), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VADDPS    Z7, Z6, Z6
+	VPSLLD    $0x0f, Z4, Z7
+	VPSRLD    $0x1f, Z7, Z7
+	VPADDD    Z1, Z7, Z7
+	VPADDD    Z4, Z7, Z7
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z7
+	VPSLLD    $0x0f, Z6, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 32(CX)(R9*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   64(SI)(R9*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 32(AX)(R9*2)
-	VPMOVZXWD 64(DX)(R9*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 64(BX)(R9*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 64(CX)(R9*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   128(SI)(R9*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 64(AX)(R9*2)
-	VPMOVZXWD 96(DX)(R9*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD 96(BX)(R9*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, 96(CX)(R9*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   192(SI)(R9*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, 96(AX)(R9*2)
+	VPADDD    Z6, Z4, Z4
+	VCMPPS    $0x03, Z6, Z6, K2
+	VPORD     Z2, Z6, K2, Z4
+	VPERMT2W  Z4, Z3, Z7
+	VMOVDQU16 Z7, 64(CX)(R9*2)
+	VMULPS    Z0, Z6, Z4
+	VMOVUPS   192(SI)(R9*4), Z6
+	VMULPS    Z6, Z4, Z4
+	VPSLLD    $0x0f, Z5, Z6
+	VPSRLD    $0x1f, Z6, Z6
+	VPADDD    Z1, Z6, Z6
+	VPADDD    Z5, Z6, Z6
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z2, Z5, K2, Z6
+	VPSLLD    $0x0f, Z4, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z1, Z5, Z5
+	VPADDD    Z4, Z5, Z5
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z2, Z4, K2, Z5
+	VPERMT2W  Z5, Z3, Z6
+	VMOVDQU16 Z6, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, R10
 	JB        loop1
@@ -14551,121 +14147,109 @@ loop1:
 	VPMOVZXWD (BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (CX)(R9*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (SI)(R9*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VMULPS    Y0, Y3, Y4
+	VMOVUPS   (SI)(R9*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPMOVZXWD 16(DX)(R9*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPMOVZXWD 16(BX)(R9*2), Y6
+	VPSLLD    $0x10, Y6, Y6
+	VADDPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y3, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y7
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(R9*2)
-	VPMOVZXWD 16(DX)(R9*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 16(BX)(R9*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
+	VPBLENDVB Y7, Y3, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y5, Y3, Y3
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y2, Y5, Y8
+	VPBLENDVB Y7, Y8, Y3, Y3
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (CX)(R9*2)
+	VMULPS    Y0, Y5, Y3
+	VMOVUPS   32(SI)(R9*4), Y5
+	VMULPS    Y5, Y3, Y3
+	VPSLLD    $0x0f, Y4, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(CX)(R9*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   32(SI)(R9*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
+	VPBLENDVB Y6, Y3, Y4, Y4
+	VPSRLD    $0x10, Y5, Y5
 	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 16(AX)(R9*2)
+	VPACKUSDW Y4, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, (AX)(R9*2)
 	VPMOVZXWD 32(DX)(R9*2), Y3
 	VPSLLD    $0x10, Y3, Y3
 	VPMOVZXWD 32(BX)(R9*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(CX)(R9*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(SI)(R9*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VMULPS    Y0, Y3, Y4
+	VMOVUPS   64(SI)(R9*4), Y5
+	VMULPS    Y5, Y4, Y4
+	VPMOVZXWD 48(DX)(R9*2), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VPMOVZXWD 48(BX)(R9*2), Y6
+	VPSLLD    $0x10, Y6, Y6
+	VADDPS    Y6, Y5, Y5
+	VPSLLD    $0x0f, Y3, Y6
+	VPSRLD    $0x1f, Y6, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y7
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 32(AX)(R9*2)
-	VPMOVZXWD 48(DX)(R9*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 48(BX)(R9*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
+	VPBLENDVB Y7, Y3, Y6, Y6
+	VPSLLD    $0x0f, Y5, Y3
+	VPSRLD    $0x1f, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y5, Y3, Y3
+	VCMPPS    $0x03, Y5, Y5, Y7
+	VPOR      Y2, Y5, Y8
+	VPBLENDVB Y7, Y8, Y3, Y3
+	VPSRLD    $0x10, Y6, Y6
+	VPSRLD    $0x10, Y3, Y3
+	VPACKUSDW Y3, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, 32(CX)(R9*2)
+	VMULPS    Y0, Y5, Y3
+	VMOVUPS   96(SI)(R9*4), Y5
+	VMULPS    Y5, Y3, Y3
+	VPSLLD    $0x0f, Y4, Y5
+	VPSRLD    $0x1f, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VPOR      Y2, Y4, Y4
+	VPBLENDVB Y6, Y4, Y5, Y5
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y6
-	VPBLENDVB Y5, Y6, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(CX)(R9*2)
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   96(SI)(R9*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
+	VPBLENDVB Y6, Y3, Y4, Y4
+	VPSRLD    $0x10, Y5, Y5
 	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, 48(AX)(R9*2)
+	VPACKUSDW Y4, Y5, Y5
+	VPERMQ    $0xd8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(R9*2)
 	ADDQ      $+32, R9
 	CMPQ      R9, R10
 	JB        loop1
@@ -16033,26 +15617,26 @@ loop0_summed:
 	VMULSS X2, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X1, X0, X1
 
 	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R10, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	CMPQ         24(SP), $0x00
 	JNE          loop1_short
-	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
 	MOVQ         $+64, (SP)
 	MOVQ         $+64, 16(SP)
 	MOVQ         segs+56(FP), R10
@@ -16067,22 +15651,22 @@ loop1_seg:
 	CMOVQGT R12, R13
 
 loop1:
-	VPSLLD      $0x10, (BX)(R11*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VPANDD      (BX)(R11*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VPSLLD      $0x10, 64(BX)(R11*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VPANDD      64(BX)(R11*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VPSLLD      $0x10, (BX)(R11*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z3, Z3
+	VFMADD231PS Z16, Z16, Z7
+	VPANDD      (BX)(R11*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
+	VPSLLD      $0x10, 64(BX)(R11*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z10
+	VPANDD      64(BX)(R11*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z11
 	ADDQ        $+64, R11
 	CMPQ        R11, R13
 	JB          loop1
@@ -16093,28 +15677,28 @@ loop1:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z14, Z14
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z7, Z7
+	VADDPS Z7, Z15, Z15
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z13, Z11, Z11
-	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
 	MOVQ   $+64, 16(SP)
 
 loop1_chunk:
@@ -16132,38 +15716,38 @@ loop1_vectors:
 	ANDQ        $-16, R12
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R11*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
+	VPMOVZXWD   (BX)(R11*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z3, Z3
+	VFMADD231PS Z16, Z16, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R11*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
+	VPMOVZXWD   (BX)(R11*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z8
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R11*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
+	VPMOVZXWD   (BX)(R11*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z10
 	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (BX)(R11*2), K1, Y15
-	VPMOVZXWD   Y15, Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z6, K1, Z6
-	VFMADD231PS Z15, Z15, K1, Z10
+	VMOVDQU16.Z (BX)(R11*2), K1, Y9
+	VPMOVZXWD   Y9, Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z6, K1, Z6
+	VFMADD231PS Z16, Z16, K1, Z11
 
 loop1_done:
 	MOVQ (SP), R11
@@ -16176,28 +15760,28 @@ loop1_done:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z14, Z14
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z7, Z7
+	VADDPS Z7, Z15, Z15
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	MOVQ   $+64, (SP)
 	DECQ   16(SP)
 	JNZ    loop1_segchunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z13, Z11, Z11
-	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
 	MOVQ   $+64, 16(SP)
 
 loop1_segchunk:
@@ -16210,13 +15794,13 @@ loop1_room:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z14, Z3, Z3
+	VADDPS Z8, Z7, Z7
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z7, Z7
+	VADDPS Z13, Z15, Z15
+	VADDPS Z15, Z7, Z7
 	JMP    loop1_summed
 
 loop1_short:
@@ -16230,22 +15814,22 @@ loop1s_seg:
 	JZ   loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (BX)(R11*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R11*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(BX)(R11*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R11*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VPSLLD      $0x10, (BX)(R11*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z7
+	VPANDD      (BX)(R11*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z8
+	VPSLLD      $0x10, 64(BX)(R11*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z10
+	VPANDD      64(BX)(R11*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R11
 	CMPQ        R11, R12
 	JB          loop1s
@@ -16257,11 +15841,11 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (BX)(R11*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
+	VPMOVZXWD   (BX)(R11*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z7
 	ADDQ        $+16, R11
 	CMPQ        R11, R12
 	JB          loop1s_vector
@@ -16269,12 +15853,12 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVDQU16.Z (BX)(R11*2), K1, Y11
-	VPMOVZXWD   Y11, Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, K1, Z3
-	VFMADD231PS Z11, Z11, K1, Z7
+	VMOVDQU16.Z (BX)(R11*2), K1, Y9
+	VPMOVZXWD   Y9, Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, K1, Z3
+	VFMADD231PS Z12, Z12, K1, Z7
 
 loop1s_done:
 	MOVQ   segstride+72(FP), R11
@@ -16286,8 +15870,8 @@ loop1s_done:
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
 	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z7, Z7
 
 loop1_summed:
 	MOVQ  segs+56(FP), R10
@@ -16296,76 +15880,76 @@ loop1_summed:
 	SUBQ  R10, BX
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z3, Z3, Z1
-	VADDPS     Z1, Z3, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VSHUFF32X4 $0x4e, Z3, Z3, Z0
+	VADDPS     Z0, Z3, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X3
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z7, Z7, Z3
-	VADDPS     Z3, Z7, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VSHUFF32X4 $0x4e, Z7, Z7, Z0
+	VADDPS     Z0, Z7, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDSS     X4, X0, X0
 
 	// meanSquare = squareSum * invN
-	VMULSS X2, X3, X2
+	VMULSS X2, X0, X0
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X3, X3, X2
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X3, X2, X2
+	VSUBSS X2, X0, X0
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X2
 
 	// varianceEps = variance + eps
-	VADDSS X3, X2, X2
+	VADDSS X2, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X2
+	VUCOMISS X2, X0
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X2
+	VUCOMISS X0, X2
 	JA       done
 
 	// the constant 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X2
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X2, X2, X2
+	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X0, X2, X5
 
 	// mean = shift + correction
-	VADDSS X1, X0, X3
+	VADDSS X3, X1, X0
 
 	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z4
+	VPBROADCASTD R10, Z2
 	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z5
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X5, Z5
 	MOVQ         segs+56(FP), R10
 
 loop2_seg:
@@ -16377,108 +15961,92 @@ loop2_seg:
 loop2:
 	VPMOVZXWD    (BX)(R11*2), Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VFPCLASSPSZ  $0x20, Z7, K2
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_0:
-	VMOVDQU16    Y6, (AX)(R11*2)
 	VPMOVZXWD    32(BX)(R11*2), Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z10, Z6, Z8
 	VFPCLASSPSZ  $0x20, Z7, K2
+	VFPCLASSPSZ  $0x20, Z8, K3
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z7, Z8, Z6
+	LONG         $0x483ff262
+	WORD         $0xf772
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K2
+	VPORD        Z4, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y9
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z4, Z8, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z9, Z6
 
-bf16_1:
-	VMOVDQU16    Y6, 32(AX)(R11*2)
+bf16_0:
+	VMOVDQU16    Z6, (AX)(R11*2)
 	VPMOVZXWD    64(BX)(R11*2), Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
-	VFPCLASSPSZ  $0x20, Z7, K2
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_2:
-	VMOVDQU16    Y6, 64(AX)(R11*2)
 	VPMOVZXWD    96(BX)(R11*2), Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z10, Z6, Z8
 	VFPCLASSPSZ  $0x20, Z7, K2
+	VFPCLASSPSZ  $0x20, Z8, K3
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z7, Z8, Z6
+	LONG         $0x483ff262
+	WORD         $0xf772
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K2
+	VPORD        Z4, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y9
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z4, Z8, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z9, Z6
 
-bf16_3:
-	VMOVDQU16 Y6, 96(AX)(R11*2)
+bf16_1:
+	VMOVDQU16 Z6, 64(AX)(R11*2)
 	ADDQ      $+64, R11
 	CMPQ      R11, R12
 	JB        loop2
@@ -16492,9 +16060,9 @@ loop2_vectors:
 loop2_vector:
 	VPMOVZXWD    (BX)(R11*2), Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
@@ -16504,17 +16072,17 @@ loop2_vector:
 	LONG     $0x487ef262
 	WORD     $0xf772
 	KORTESTW K2, K2
-	JZ       bf16_4
+	JZ       bf16_2
 	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
+	VPADDD   Z2, Z6, Z6
 	VPADDD   Z7, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
+	VPORD    Z4, Z7, K2, Z6
 	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y6, (AX)(R11*2)
 	ADDQ      $+16, R11
 	CMPQ      R11, R12
@@ -16526,9 +16094,9 @@ loop2_tail:
 	VMOVDQU16.Z  (BX)(R11*2), K1, Y6
 	VPMOVZXWD    Y6, Z6
 	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
 	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
+	VSUBPS       Z3, Z6, Z6
+	VMULPS       Z5, Z6, Z6
 	VBROADCASTSS (DI), Z7
 	VBROADCASTSS (SI), Z8
 	VFMADD231PS  Z8, Z6, Z7
@@ -16538,17 +16106,17 @@ loop2_tail:
 	LONG     $0x487ef262
 	WORD     $0xf772
 	KORTESTW K2, K2
-	JZ       bf16_5
+	JZ       bf16_3
 	VPSLLD   $0x0f, Z7, Z6
 	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
+	VPADDD   Z2, Z6, Z6
 	VPADDD   Z7, Z6, Z6
 	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
+	VPORD    Z4, Z7, K2, Z6
 	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
-bf16_5:
+bf16_3:
 	VMOVDQU16 Y6, K1, (AX)(R11*2)
 
 loop2_done:
@@ -16571,10 +16139,10 @@ loop2_done:
 	SUBQ  R10, DI
 
 	// mean[row] = mean
-	VMOVSS X3, (CX)
+	VMOVSS X0, (CX)
 
 	// rstd[row] = rstd
-	VMOVSS X2, (DX)
+	VMOVSS X5, (DX)
 
 	// next row
 	MOVQ rowstride+80(FP), R10
@@ -17195,6 +16763,17 @@ loop1_summed:
 	VPBROADCASTD R10, Z4
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z5
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z7
+	VPMULLD      Z7, Z6, Z6
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z7
+	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -17207,74 +16786,66 @@ loop2_seg:
 	JZ   loop2_vectors
 
 loop2:
-	VPMOVZXWD    (BX)(R11*2), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, (AX)(R11*2)
-	VPMOVZXWD    32(BX)(R11*2), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, 32(AX)(R11*2)
-	VPMOVZXWD    64(BX)(R11*2), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, 64(AX)(R11*2)
-	VPMOVZXWD    96(BX)(R11*2), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, 96(AX)(R11*2)
+	VPMOVZXWD    (BX)(R11*2), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z9, Z7, Z8
+	VPMOVZXWD    32(BX)(R11*2), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z9
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z10, Z7, Z9
+	VPSLLD       $0x0f, Z8, Z7
+	VPSRLD       $0x1f, Z7, Z7
+	VPADDD       Z4, Z7, Z7
+	VPADDD       Z8, Z7, Z7
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z5, Z8, K2, Z7
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z4, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K2
+	VPORD        Z5, Z9, K2, Z8
+	VPERMT2W     Z8, Z6, Z7
+	VMOVDQU16    Z7, (AX)(R11*2)
+	VPMOVZXWD    64(BX)(R11*2), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z9, Z7, Z8
+	VPMOVZXWD    96(BX)(R11*2), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z9
+	VBROADCASTSS (SI), Z10
+	VFMADD231PS  Z10, Z7, Z9
+	VPSLLD       $0x0f, Z8, Z7
+	VPSRLD       $0x1f, Z7, Z7
+	VPADDD       Z4, Z7, Z7
+	VPADDD       Z8, Z7, Z7
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z5, Z8, K2, Z7
+	VPSLLD       $0x0f, Z9, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z4, Z8, Z8
+	VPADDD       Z9, Z8, Z8
+	VCMPPS       $0x03, Z9, Z9, K2
+	VPORD        Z5, Z9, K2, Z8
+	VPERMT2W     Z8, Z6, Z7
+	VMOVDQU16    Z7, 64(AX)(R11*2)
 	ADDQ         $+64, R11
 	CMPQ         R11, R12
 	JB           loop2
@@ -17286,23 +16857,23 @@ loop2_vectors:
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD    (BX)(R11*2), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, (AX)(R11*2)
+	VPMOVZXWD    (BX)(R11*2), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z9, Z7, Z8
+	VPSLLD       $0x0f, Z8, Z7
+	VPSRLD       $0x1f, Z7, Z7
+	VPADDD       Z4, Z7, Z7
+	VPADDD       Z8, Z7, Z7
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z5, Z8, K2, Z7
+	VPSRLD       $0x10, Z7, Z7
+	VPMOVDW      Z7, Y7
+	VMOVDQU16    Y7, (AX)(R11*2)
 	ADDQ         $+16, R11
 	CMPQ         R11, R12
 	JB           loop2_vector
@@ -17310,24 +16881,24 @@ loop2_vector:
 loop2_tail:
 	TESTQ        $0x0000000f, R9
 	JZ           loop2_done
-	VMOVDQU16.Z  (BX)(R11*2), K1, Y6
-	VPMOVZXWD    Y6, Z6
-	VPSLLD       $0x10, Z6, Z6
-	VSUBPS       Z0, Z6, Z6
-	VSUBPS       Z1, Z6, Z6
-	VMULPS       Z2, Z6, Z6
-	VBROADCASTSS (DI), Z7
-	VBROADCASTSS (SI), Z8
-	VFMADD231PS  Z8, Z6, Z7
-	VPSLLD       $0x0f, Z7, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z4, Z6, Z6
-	VPADDD       Z7, Z6, Z6
-	VCMPPS       $0x03, Z7, Z7, K2
-	VPORD        Z5, Z7, K2, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y6
-	VMOVDQU16    Y6, K1, (AX)(R11*2)
+	VMOVDQU16.Z  (BX)(R11*2), K1, Y7
+	VPMOVZXWD    Y7, Z7
+	VPSLLD       $0x10, Z7, Z7
+	VSUBPS       Z0, Z7, Z7
+	VSUBPS       Z1, Z7, Z7
+	VMULPS       Z2, Z7, Z7
+	VBROADCASTSS (DI), Z8
+	VBROADCASTSS (SI), Z9
+	VFMADD231PS  Z9, Z7, Z8
+	VPSLLD       $0x0f, Z8, Z7
+	VPSRLD       $0x1f, Z7, Z7
+	VPADDD       Z4, Z7, Z7
+	VPADDD       Z8, Z7, Z7
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z5, Z8, K2, Z7
+	VPSRLD       $0x10, Z7, Z7
+	VPMOVDW      Z7, Y7
+	VMOVDQU16    Y7, K1, (AX)(R11*2)
 
 loop2_done:
 	MOVQ  segstride+72(FP), R11
@@ -18041,36 +17612,33 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y8
 	VFMADD231PS  Y8, Y5, Y7
-	VPSLLD       $0x0f, Y7, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPADDD       Y1, Y5, Y5
-	VPADDD       Y7, Y5, Y5
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPOR         Y3, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPACKUSDW    Y5, Y5, Y5
-	VPERMQ       $0x08, Y5, Y5
-	VMOVDQU      X5, (AX)(R11*2)
 	VPMOVZXWD    16(BX)(R11*2), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VSUBPS       Y2, Y5, Y5
 	VSUBPS       Y0, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VBROADCASTSS (DI), Y7
-	VBROADCASTSS (SI), Y8
-	VFMADD231PS  Y8, Y5, Y7
+	VBROADCASTSS (DI), Y8
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y10, Y5, Y8
 	VPSLLD       $0x0f, Y7, Y5
 	VPSRLD       $0x1f, Y5, Y5
 	VPADDD       Y1, Y5, Y5
 	VPADDD       Y7, Y5, Y5
-	VCMPPS       $0x03, Y7, Y7, Y8
+	VCMPPS       $0x03, Y7, Y7, Y10
 	VPOR         Y3, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y5, Y5
+	VPBLENDVB    Y10, Y7, Y5, Y5
+	VPSLLD       $0x0f, Y8, Y7
+	VPSRLD       $0x1f, Y7, Y7
+	VPADDD       Y1, Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VCMPPS       $0x03, Y8, Y8, Y10
+	VPOR         Y3, Y8, Y8
+	VPBLENDVB    Y10, Y8, Y7, Y7
 	VPSRLD       $0x10, Y5, Y5
-	VPACKUSDW    Y5, Y5, Y5
-	VPERMQ       $0x08, Y5, Y5
-	VMOVDQU      X5, 16(AX)(R11*2)
+	VPSRLD       $0x10, Y7, Y7
+	VPACKUSDW    Y7, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VMOVDQU      Y5, (AX)(R11*2)
 	VPMOVZXWD    32(BX)(R11*2), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VSUBPS       Y2, Y5, Y5
@@ -18079,36 +17647,33 @@ loop2:
 	VBROADCASTSS (DI), Y7
 	VBROADCASTSS (SI), Y8
 	VFMADD231PS  Y8, Y5, Y7
-	VPSLLD       $0x0f, Y7, Y5
-	VPSRLD       $0x1f, Y5, Y5
-	VPADDD       Y1, Y5, Y5
-	VPADDD       Y7, Y5, Y5
-	VCMPPS       $0x03, Y7, Y7, Y8
-	VPOR         Y3, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y5, Y5
-	VPSRLD       $0x10, Y5, Y5
-	VPACKUSDW    Y5, Y5, Y5
-	VPERMQ       $0x08, Y5, Y5
-	VMOVDQU      X5, 32(AX)(R11*2)
 	VPMOVZXWD    48(BX)(R11*2), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VSUBPS       Y2, Y5, Y5
 	VSUBPS       Y0, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VBROADCASTSS (DI), Y7
-	VBROADCASTSS (SI), Y8
-	VFMADD231PS  Y8, Y5, Y7
+	VBROADCASTSS (DI), Y8
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y10, Y5, Y8
 	VPSLLD       $0x0f, Y7, Y5
 	VPSRLD       $0x1f, Y5, Y5
 	VPADDD       Y1, Y5, Y5
 	VPADDD       Y7, Y5, Y5
-	VCMPPS       $0x03, Y7, Y7, Y8
+	VCMPPS       $0x03, Y7, Y7, Y10
 	VPOR         Y3, Y7, Y7
-	VPBLENDVB    Y8, Y7, Y5, Y5
+	VPBLENDVB    Y10, Y7, Y5, Y5
+	VPSLLD       $0x0f, Y8, Y7
+	VPSRLD       $0x1f, Y7, Y7
+	VPADDD       Y1, Y7, Y7
+	VPADDD       Y8, Y7, Y7
+	VCMPPS       $0x03, Y8, Y8, Y10
+	VPOR         Y3, Y8, Y8
+	VPBLENDVB    Y10, Y8, Y7, Y7
 	VPSRLD       $0x10, Y5, Y5
-	VPACKUSDW    Y5, Y5, Y5
-	VPERMQ       $0x08, Y5, Y5
-	VMOVDQU      X5, 48(AX)(R11*2)
+	VPSRLD       $0x10, Y7, Y7
+	VPACKUSDW    Y7, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VMOVDQU      Y5, 32(AX)(R11*2)
 	ADDQ         $+32, R11
 	CMPQ         R11, R12
 	JB           loop2
@@ -18216,7 +17781,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrain768(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -18325,44 +17890,41 @@ bloop0:
 	VPERMILPS  $0x4e, Z4, Z5
 	VADDPS     Z5, Z4, Z4
 	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VADDSS     X5, X4, X5
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z5
-	VADDPS     Z5, Z6, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z6
-	VADDPS     Z6, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z6
-	VADDSS     X6, X5, X5
+	VSHUFF32X4 $0x4e, Z6, Z6, Z4
+	VADDPS     Z4, Z6, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z6
+	VADDPS     Z6, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z6
+	VADDSS     X6, X4, X6
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z6
-	VADDPS     Z6, Z7, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z7
-	VADDPS     Z7, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z7
-	VADDSS     X7, X6, X6
+	VSHUFF32X4 $0x4e, Z7, Z7, Z4
+	VADDPS     Z4, Z7, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z7
+	VADDPS     Z7, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z7
+	VADDSS     X7, X4, X7
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z8, Z8, Z7
-	VADDPS     Z7, Z8, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z8
-	VADDSS     X8, X7, X7
+	VSHUFF32X4 $0x4e, Z8, Z8, Z4
+	VADDPS     Z4, Z8, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z8
+	VADDPS     Z8, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z8
+	VADDSS     X8, X4, X4
 
 	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X8
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X4, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -18373,25 +17935,28 @@ bloop0:
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X7, X7
 
-	// shift = pivot + pivotMean
-	VADDSS X4, X0, X0
+	// pivotMean = pivotSum * invN
+	VMULSS X8, X4, X4
 
 	// shift = pivot + pivotMean
-	VADDSS X5, X1, X1
+	VADDSS X5, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X6, X2, X2
+	VADDSS X6, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X7, X3, X3
+	VADDSS X7, X2, X2
+
+	// shift = pivot + pivotMean
+	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
@@ -18399,120 +17964,117 @@ bloop0:
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
 	XORQ         R9, R9
 
 bloop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z14
-	VPSLLD      $0x10, 1536(BX)(R9*2), Z15
-	VPSLLD      $0x10, 3072(BX)(R9*2), Z16
-	VPSLLD      $0x10, 4608(BX)(R9*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (BX)(R9*2), Z4, Z14
-	VPANDD      1536(BX)(R9*2), Z4, Z15
-	VPANDD      3072(BX)(R9*2), Z4, Z16
-	VPANDD      4608(BX)(R9*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(BX)(R9*2), Z14
-	VPSLLD      $0x10, 1600(BX)(R9*2), Z15
-	VPSLLD      $0x10, 3136(BX)(R9*2), Z16
-	VPSLLD      $0x10, 4672(BX)(R9*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(BX)(R9*2), Z4, Z14
-	VPANDD      1600(BX)(R9*2), Z4, Z15
-	VPANDD      3136(BX)(R9*2), Z4, Z16
-	VPANDD      4672(BX)(R9*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
+	VPSLLD      $0x10, (BX)(R9*2), Z15
+	VPSLLD      $0x10, 1536(BX)(R9*2), Z16
+	VPSLLD      $0x10, 3072(BX)(R9*2), Z17
+	VPSLLD      $0x10, 4608(BX)(R9*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (BX)(R9*2), Z3, Z15
+	VPANDD      1536(BX)(R9*2), Z3, Z16
+	VPANDD      3072(BX)(R9*2), Z3, Z17
+	VPANDD      4608(BX)(R9*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(BX)(R9*2), Z15
+	VPSLLD      $0x10, 1600(BX)(R9*2), Z16
+	VPSLLD      $0x10, 3136(BX)(R9*2), Z17
+	VPSLLD      $0x10, 4672(BX)(R9*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(BX)(R9*2), Z3, Z15
+	VPANDD      1600(BX)(R9*2), Z3, Z16
+	VPANDD      3136(BX)(R9*2), Z3, Z17
+	VPANDD      4672(BX)(R9*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z4
-	VADDPS     Z4, Z5, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VSHUFF32X4 $0x4e, Z5, Z5, Z3
+	VADDPS     Z3, Z5, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z5
+	VADDSS     X5, X3, X5
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z5
-	VADDPS     Z5, Z7, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z7
-	VADDSS     X7, X5, X5
+	VSHUFF32X4 $0x4e, Z7, Z7, Z3
+	VADDPS     Z3, Z7, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z7
+	VADDPS     Z7, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z7
+	VADDSS     X7, X3, X7
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z7
-	VADDPS     Z7, Z10, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z10
-	VADDSS     X10, X7, X7
+	VSHUFF32X4 $0x4e, Z10, Z10, Z3
+	VADDPS     Z3, Z10, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z10
+	VADDPS     Z10, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z10
+	VADDSS     X10, X3, X10
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z10
-	VADDPS     Z10, Z12, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z12
-	VADDSS     X12, X10, X10
-
-	// correction = devSum * invN
-	VMULSS X8, X4, X4
+	VSHUFF32X4 $0x4e, Z12, Z12, Z3
+	VADDPS     Z3, Z12, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z12
+	VADDPS     Z12, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z12
+	VADDSS     X12, X3, X3
 
 	// correction = devSum * invN
 	VMULSS X8, X5, X5
@@ -18523,6 +18085,9 @@ bloop1:
 	// correction = devSum * invN
 	VMULSS X8, X10, X10
 
+	// correction = devSum * invN
+	VMULSS X8, X3, X3
+
 	// squareSum = sum((x - shift)*(x - shift))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z12
 	VADDPS     Z12, Z6, Z6
@@ -18531,40 +18096,40 @@ bloop1:
 	VPERMILPS  $0x4e, Z6, Z12
 	VADDPS     Z12, Z6, Z6
 	VPERMILPS  $0xb1, Z6, Z12
-	VADDSS     X12, X6, X6
+	VADDSS     X12, X6, X12
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z12
-	VADDSS     X12, X9, X9
+	VSHUFF32X4 $0x4e, Z9, Z9, Z6
+	VADDPS     Z6, Z9, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z9
+	VADDPS     Z9, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z9
+	VADDSS     X9, X6, X9
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z12
-	VADDSS     X12, X11, X11
+	VSHUFF32X4 $0x4e, Z11, Z11, Z6
+	VADDPS     Z6, Z11, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z11
+	VADDPS     Z11, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z11
+	VADDSS     X11, X6, X11
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z12
-	VADDPS     Z12, Z13, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	VSHUFF32X4 $0x4e, Z14, Z14, Z6
+	VADDPS     Z6, Z14, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z14
+	VADDPS     Z14, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z14
+	VADDSS     X14, X6, X6
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X6, X6
+	VMULSS X8, X12, X12
 
 	// meanSquare = squareSum * invN
 	VMULSS X8, X9, X9
@@ -18573,22 +18138,22 @@ bloop1:
 	VMULSS X8, X11, X11
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X12, X8
+	VMULSS X8, X6, X6
 
 	// correctionSq = correction * correction
-	VMULSS X4, X4, X12
+	VMULSS X5, X5, X8
 
 	// correctionSq = correction * correction
-	VMULSS X5, X5, X13
+	VMULSS X7, X7, X13
 
 	// correctionSq = correction * correction
-	VMULSS X7, X7, X14
+	VMULSS X10, X10, X14
 
 	// correctionSq = correction * correction
-	VMULSS X10, X10, X15
+	VMULSS X3, X3, X15
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X12, X6, X6
+	VSUBSS X8, X12, X8
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X13, X9, X9
@@ -18597,14 +18162,14 @@ bloop1:
 	VSUBSS X14, X11, X11
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X15, X8, X8
+	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
 	VMOVD R9, X12
 
 	// varianceEps = variance + eps
-	VADDSS X12, X6, X6
+	VADDSS X12, X8, X8
 
 	// varianceEps = variance + eps
 	VADDSS X12, X9, X9
@@ -18613,17 +18178,17 @@ bloop1:
 	VADDSS X12, X11, X11
 
 	// varianceEps = variance + eps
-	VADDSS X12, X8, X8
+	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
-	VUCOMISS X12, X6
+	VUCOMISS X12, X8
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X12
-	VUCOMISS X6, X12
+	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
@@ -18651,12 +18216,12 @@ bloop1:
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X12
-	VUCOMISS X12, X8
+	VUCOMISS X12, X6
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
 	VMOVD    R9, X12
-	VUCOMISS X8, X12
+	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
@@ -18664,7 +18229,7 @@ bloop1:
 	VMOVD R9, X12
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X6, X6, X6
+	VSQRTSS X8, X8, X8
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X9, X9, X9
@@ -18673,10 +18238,10 @@ bloop1:
 	VSQRTSS X11, X11, X11
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X8, X8, X8
+	VSQRTSS X6, X6, X6
 
 	// rstd = 1 / std
-	VDIVSS X6, X12, X6
+	VDIVSS X8, X12, X8
 
 	// rstd = 1 / std
 	VDIVSS X9, X12, X9
@@ -18685,135 +18250,119 @@ bloop1:
 	VDIVSS X11, X12, X11
 
 	// rstd = 1 / std
-	VDIVSS X8, X12, X8
+	VDIVSS X6, X12, X6
 
 	// mean = shift + correction
-	VADDSS X4, X0, X12
+	VADDSS X5, X0, X12
 
 	// mean = shift + correction
-	VADDSS X5, X1, X13
+	VADDSS X7, X1, X14
 
 	// mean = shift + correction
-	VADDSS X7, X2, X14
+	VADDSS X10, X2, X15
 
 	// mean = shift + correction
-	VADDSS X10, X3, X15
+	VADDSS X3, X4, X16
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z16
-	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z17
+	MOVL         $0x00400000, R9
+	VPBROADCASTD R9, Z18
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X6, Z6
+	VBROADCASTSS X5, Z5
+	VBROADCASTSS X8, Z8
 	XORQ         R9, R9
 
 b0loop2:
-	VPMOVZXWD   (BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     (DI)(R9*4), Z19
-	VMOVUPS     (SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VFPCLASSPSZ $0x20, Z19, K1
+	VPMOVZXWD   (BX)(R9*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VSUBPS      Z0, Z19, Z19
+	VSUBPS      Z5, Z19, Z19
+	VMULPS      Z8, Z19, Z19
+	VMOVUPS     (DI)(R9*4), Z20
+	VMOVUPS     (SI)(R9*4), Z21
+	VFMADD231PS Z21, Z19, Z20
+	VPMOVZXWD   32(BX)(R9*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VSUBPS      Z0, Z19, Z19
+	VSUBPS      Z5, Z19, Z19
+	VMULPS      Z8, Z19, Z19
+	VMOVUPS     64(DI)(R9*4), Z21
+	VMOVUPS     64(SI)(R9*4), Z22
+	VFMADD231PS Z22, Z19, Z21
+	VFPCLASSPSZ $0x20, Z20, K1
+	VFPCLASSPSZ $0x20, Z21, K2
 
-	// VCVTNEPS2BF16 Z19, Y18
-	LONG     $0x487ea262
-	WORD     $0xd372
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z19, Z18
-	VPSRLD   $0x1f, Z18, Z18
-	VPADDD   Z16, Z18, Z18
-	VPADDD   Z19, Z18, Z18
-	VCMPPS   $0x03, Z19, Z19, K1
-	VPORD    Z17, Z19, K1, Z18
-	VPSRLD   $0x10, Z18, Z18
-	VPMOVDW  Z18, Y18
+	// VCVTNE2PS2BF16 Z20, Z21, Z19
+	LONG         $0x4057a262
+	WORD         $0xdc72
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z20, Z19
+	VPSRLD       $0x1f, Z19, Z19
+	VPADDD       Z17, Z19, Z19
+	VPADDD       Z20, Z19, Z19
+	VCMPPS       $0x03, Z20, Z20, K1
+	VPORD        Z18, Z20, K1, Z19
+	VPSRLD       $0x10, Z19, Z19
+	VPMOVDW      Z19, Y13
+	VPSLLD       $0x0f, Z21, Z19
+	VPSRLD       $0x1f, Z19, Z19
+	VPADDD       Z17, Z19, Z19
+	VPADDD       Z21, Z19, Z19
+	VCMPPS       $0x03, Z21, Z21, K1
+	VPORD        Z18, Z21, K1, Z19
+	VPSRLD       $0x10, Z19, Z19
+	VPMOVDW      Z19, Y19
+	VINSERTI64X4 $0x01, Y19, Z13, Z19
 
 bf16_0:
-	VMOVDQU16   Y18, (AX)(R9*2)
-	VPMOVZXWD   32(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     64(DI)(R9*4), Z19
-	VMOVUPS     64(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VFPCLASSPSZ $0x20, Z19, K1
+	VMOVDQU16   Z19, (AX)(R9*2)
+	VPMOVZXWD   64(BX)(R9*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VSUBPS      Z0, Z19, Z19
+	VSUBPS      Z5, Z19, Z19
+	VMULPS      Z8, Z19, Z19
+	VMOVUPS     128(DI)(R9*4), Z20
+	VMOVUPS     128(SI)(R9*4), Z21
+	VFMADD231PS Z21, Z19, Z20
+	VPMOVZXWD   96(BX)(R9*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VSUBPS      Z0, Z19, Z19
+	VSUBPS      Z5, Z19, Z19
+	VMULPS      Z8, Z19, Z19
+	VMOVUPS     192(DI)(R9*4), Z21
+	VMOVUPS     192(SI)(R9*4), Z22
+	VFMADD231PS Z22, Z19, Z21
+	VFPCLASSPSZ $0x20, Z20, K1
+	VFPCLASSPSZ $0x20, Z21, K2
 
-	// VCVTNEPS2BF16 Z19, Y18
-	LONG     $0x487ea262
-	WORD     $0xd372
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z19, Z18
-	VPSRLD   $0x1f, Z18, Z18
-	VPADDD   Z16, Z18, Z18
-	VPADDD   Z19, Z18, Z18
-	VCMPPS   $0x03, Z19, Z19, K1
-	VPORD    Z17, Z19, K1, Z18
-	VPSRLD   $0x10, Z18, Z18
-	VPMOVDW  Z18, Y18
+	// VCVTNE2PS2BF16 Z20, Z21, Z19
+	LONG         $0x4057a262
+	WORD         $0xdc72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z20, Z19
+	VPSRLD       $0x1f, Z19, Z19
+	VPADDD       Z17, Z19, Z19
+	VPADDD       Z20, Z19, Z19
+	VCMPPS       $0x03, Z20, Z20, K1
+	VPORD        Z18, Z20, K1, Z19
+	VPSRLD       $0x10, Z19, Z19
+	VPMOVDW      Z19, Y13
+	VPSLLD       $0x0f, Z21, Z19
+	VPSRLD       $0x1f, Z19, Z19
+	VPADDD       Z17, Z19, Z19
+	VPADDD       Z21, Z19, Z19
+	VCMPPS       $0x03, Z21, Z21, K1
+	VPORD        Z18, Z21, K1, Z19
+	VPSRLD       $0x10, Z19, Z19
+	VPMOVDW      Z19, Y19
+	VINSERTI64X4 $0x01, Y19, Z13, Z19
 
 bf16_1:
-	VMOVDQU16   Y18, 32(AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     128(DI)(R9*4), Z19
-	VMOVUPS     128(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VFPCLASSPSZ $0x20, Z19, K1
-
-	// VCVTNEPS2BF16 Z19, Y18
-	LONG     $0x487ea262
-	WORD     $0xd372
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z19, Z18
-	VPSRLD   $0x1f, Z18, Z18
-	VPADDD   Z16, Z18, Z18
-	VPADDD   Z19, Z18, Z18
-	VCMPPS   $0x03, Z19, Z19, K1
-	VPORD    Z17, Z19, K1, Z18
-	VPSRLD   $0x10, Z18, Z18
-	VPMOVDW  Z18, Y18
-
-bf16_2:
-	VMOVDQU16   Y18, 64(AX)(R9*2)
-	VPMOVZXWD   96(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     192(DI)(R9*4), Z19
-	VMOVUPS     192(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VFPCLASSPSZ $0x20, Z19, K1
-
-	// VCVTNEPS2BF16 Z19, Y18
-	LONG     $0x487ea262
-	WORD     $0xd372
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z19, Z18
-	VPSRLD   $0x1f, Z18, Z18
-	VPADDD   Z16, Z18, Z18
-	VPADDD   Z19, Z18, Z18
-	VCMPPS   $0x03, Z19, Z19, K1
-	VPORD    Z17, Z19, K1, Z18
-	VPSRLD   $0x10, Z18, Z18
-	VPMOVDW  Z18, Y18
-
-bf16_3:
-	VMOVDQU16 Y18, 96(AX)(R9*2)
+	VMOVDQU16 Z19, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b0loop2
@@ -18822,117 +18371,101 @@ bf16_3:
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z5
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z5
+	VBROADCASTSS X7, Z7
 	VBROADCASTSS X9, Z9
 	XORQ         R9, R9
 
 b1loop2:
-	VPMOVZXWD   1536(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     (DI)(R9*4), Z17
-	VMOVUPS     (SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VFPCLASSPSZ $0x20, Z17, K1
+	VPMOVZXWD   1536(BX)(R9*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VMULPS      Z9, Z17, Z17
+	VMOVUPS     (DI)(R9*4), Z18
+	VMOVUPS     (SI)(R9*4), Z19
+	VFMADD231PS Z19, Z17, Z18
+	VPMOVZXWD   1568(BX)(R9*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VMULPS      Z9, Z17, Z17
+	VMOVUPS     64(DI)(R9*4), Z19
+	VMOVUPS     64(SI)(R9*4), Z20
+	VFMADD231PS Z20, Z17, Z19
+	VFPCLASSPSZ $0x20, Z18, K1
+	VFPCLASSPSZ $0x20, Z19, K2
 
-	// VCVTNEPS2BF16 Z17, Y16
-	LONG     $0x487ea262
-	WORD     $0xc172
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z17, Z16
-	VPSRLD   $0x1f, Z16, Z16
-	VPADDD   Z0, Z16, Z16
-	VPADDD   Z17, Z16, Z16
-	VCMPPS   $0x03, Z17, Z17, K1
-	VPORD    Z4, Z17, K1, Z16
-	VPSRLD   $0x10, Z16, Z16
-	VPMOVDW  Z16, Y16
+	// VCVTNE2PS2BF16 Z18, Z19, Z17
+	LONG         $0x4067a262
+	WORD         $0xca72
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z18, Z17
+	VPSRLD       $0x1f, Z17, Z17
+	VPADDD       Z0, Z17, Z17
+	VPADDD       Z18, Z17, Z17
+	VCMPPS       $0x03, Z18, Z18, K1
+	VPORD        Z5, Z18, K1, Z17
+	VPSRLD       $0x10, Z17, Z17
+	VPMOVDW      Z17, Y13
+	VPSLLD       $0x0f, Z19, Z17
+	VPSRLD       $0x1f, Z17, Z17
+	VPADDD       Z0, Z17, Z17
+	VPADDD       Z19, Z17, Z17
+	VCMPPS       $0x03, Z19, Z19, K1
+	VPORD        Z5, Z19, K1, Z17
+	VPSRLD       $0x10, Z17, Z17
+	VPMOVDW      Z17, Y17
+	VINSERTI64X4 $0x01, Y17, Z13, Z17
 
-bf16_4:
-	VMOVDQU16   Y16, 1536(AX)(R9*2)
-	VPMOVZXWD   1568(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     64(DI)(R9*4), Z17
-	VMOVUPS     64(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VFPCLASSPSZ $0x20, Z17, K1
+bf16_2:
+	VMOVDQU16   Z17, 1536(AX)(R9*2)
+	VPMOVZXWD   1600(BX)(R9*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VMULPS      Z9, Z17, Z17
+	VMOVUPS     128(DI)(R9*4), Z18
+	VMOVUPS     128(SI)(R9*4), Z19
+	VFMADD231PS Z19, Z17, Z18
+	VPMOVZXWD   1632(BX)(R9*2), Z17
+	VPSLLD      $0x10, Z17, Z17
+	VSUBPS      Z1, Z17, Z17
+	VSUBPS      Z7, Z17, Z17
+	VMULPS      Z9, Z17, Z17
+	VMOVUPS     192(DI)(R9*4), Z19
+	VMOVUPS     192(SI)(R9*4), Z20
+	VFMADD231PS Z20, Z17, Z19
+	VFPCLASSPSZ $0x20, Z18, K1
+	VFPCLASSPSZ $0x20, Z19, K2
 
-	// VCVTNEPS2BF16 Z17, Y16
-	LONG     $0x487ea262
-	WORD     $0xc172
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z17, Z16
-	VPSRLD   $0x1f, Z16, Z16
-	VPADDD   Z0, Z16, Z16
-	VPADDD   Z17, Z16, Z16
-	VCMPPS   $0x03, Z17, Z17, K1
-	VPORD    Z4, Z17, K1, Z16
-	VPSRLD   $0x10, Z16, Z16
-	VPMOVDW  Z16, Y16
+	// VCVTNE2PS2BF16 Z18, Z19, Z17
+	LONG         $0x4067a262
+	WORD         $0xca72
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z18, Z17
+	VPSRLD       $0x1f, Z17, Z17
+	VPADDD       Z0, Z17, Z17
+	VPADDD       Z18, Z17, Z17
+	VCMPPS       $0x03, Z18, Z18, K1
+	VPORD        Z5, Z18, K1, Z17
+	VPSRLD       $0x10, Z17, Z17
+	VPMOVDW      Z17, Y13
+	VPSLLD       $0x0f, Z19, Z17
+	VPSRLD       $0x1f, Z17, Z17
+	VPADDD       Z0, Z17, Z17
+	VPADDD       Z19, Z17, Z17
+	VCMPPS       $0x03, Z19, Z19, K1
+	VPORD        Z5, Z19, K1, Z17
+	VPSRLD       $0x10, Z17, Z17
+	VPMOVDW      Z17, Y17
+	VINSERTI64X4 $0x01, Y17, Z13, Z17
 
-bf16_5:
-	VMOVDQU16   Y16, 1568(AX)(R9*2)
-	VPMOVZXWD   1600(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     128(DI)(R9*4), Z17
-	VMOVUPS     128(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VFPCLASSPSZ $0x20, Z17, K1
-
-	// VCVTNEPS2BF16 Z17, Y16
-	LONG     $0x487ea262
-	WORD     $0xc172
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z17, Z16
-	VPSRLD   $0x1f, Z16, Z16
-	VPADDD   Z0, Z16, Z16
-	VPADDD   Z17, Z16, Z16
-	VCMPPS   $0x03, Z17, Z17, K1
-	VPORD    Z4, Z17, K1, Z16
-	VPSRLD   $0x10, Z16, Z16
-	VPMOVDW  Z16, Y16
-
-bf16_6:
-	VMOVDQU16   Y16, 1600(AX)(R9*2)
-	VPMOVZXWD   1632(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     192(DI)(R9*4), Z17
-	VMOVUPS     192(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VFPCLASSPSZ $0x20, Z17, K1
-
-	// VCVTNEPS2BF16 Z17, Y16
-	LONG     $0x487ea262
-	WORD     $0xc172
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z17, Z16
-	VPSRLD   $0x1f, Z16, Z16
-	VPADDD   Z0, Z16, Z16
-	VPADDD   Z17, Z16, Z16
-	VCMPPS   $0x03, Z17, Z17, K1
-	VPORD    Z4, Z17, K1, Z16
-	VPSRLD   $0x10, Z16, Z16
-	VPMOVDW  Z16, Y16
-
-bf16_7:
-	VMOVDQU16 Y16, 1632(AX)(R9*2)
+bf16_3:
+	VMOVDQU16 Z17, 1600(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b1loop2
@@ -18943,115 +18476,99 @@ bf16_7:
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z1
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X10, Z5
+	VBROADCASTSS X11, Z7
 	XORQ         R9, R9
 
 b2loop2:
-	VPMOVZXWD   3072(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
+	VPMOVZXWD   3072(BX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z2, Z10, Z10
+	VSUBPS      Z5, Z10, Z10
+	VMULPS      Z7, Z10, Z10
 	VMOVUPS     (DI)(R9*4), Z11
-	VMOVUPS     (SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
+	VMOVUPS     (SI)(R9*4), Z17
+	VFMADD231PS Z17, Z10, Z11
+	VPMOVZXWD   3104(BX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z2, Z10, Z10
+	VSUBPS      Z5, Z10, Z10
+	VMULPS      Z7, Z10, Z10
+	VMOVUPS     64(DI)(R9*4), Z17
+	VMOVUPS     64(SI)(R9*4), Z18
+	VFMADD231PS Z18, Z10, Z17
 	VFPCLASSPSZ $0x20, Z11, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z11, Y7
-	LONG     $0x487ed262
-	WORD     $0xfb72
-	KORTESTW K1, K1
-	JZ       bf16_8
-	VPSLLD   $0x0f, Z11, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z11, Z7, Z7
-	VCMPPS   $0x03, Z11, Z11, K1
-	VPORD    Z1, Z11, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z11, Z17, Z10
+	LONG         $0x40775262
+	WORD         $0xd372
+	KORTESTW     K2, K1
+	JZ           bf16_4
+	VPSLLD       $0x0f, Z11, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z11, Z10, Z10
+	VCMPPS       $0x03, Z11, Z11, K1
+	VPORD        Z1, Z11, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y13
+	VPSLLD       $0x0f, Z17, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z17, Z10, Z10
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z1, Z17, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y10
+	VINSERTI64X4 $0x01, Y10, Z13, Z10
 
-bf16_8:
-	VMOVDQU16   Y7, 3072(AX)(R9*2)
-	VPMOVZXWD   3104(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMOVUPS     64(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VFPCLASSPSZ $0x20, Z11, K1
-
-	// VCVTNEPS2BF16 Z11, Y7
-	LONG     $0x487ed262
-	WORD     $0xfb72
-	KORTESTW K1, K1
-	JZ       bf16_9
-	VPSLLD   $0x0f, Z11, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z11, Z7, Z7
-	VCMPPS   $0x03, Z11, Z11, K1
-	VPORD    Z1, Z11, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_9:
-	VMOVDQU16   Y7, 3104(AX)(R9*2)
-	VPMOVZXWD   3136(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
+bf16_4:
+	VMOVDQU16   Z10, 3072(AX)(R9*2)
+	VPMOVZXWD   3136(BX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z2, Z10, Z10
+	VSUBPS      Z5, Z10, Z10
+	VMULPS      Z7, Z10, Z10
 	VMOVUPS     128(DI)(R9*4), Z11
-	VMOVUPS     128(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
+	VMOVUPS     128(SI)(R9*4), Z17
+	VFMADD231PS Z17, Z10, Z11
+	VPMOVZXWD   3168(BX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VSUBPS      Z2, Z10, Z10
+	VSUBPS      Z5, Z10, Z10
+	VMULPS      Z7, Z10, Z10
+	VMOVUPS     192(DI)(R9*4), Z17
+	VMOVUPS     192(SI)(R9*4), Z18
+	VFMADD231PS Z18, Z10, Z17
 	VFPCLASSPSZ $0x20, Z11, K1
+	VFPCLASSPSZ $0x20, Z17, K2
 
-	// VCVTNEPS2BF16 Z11, Y7
-	LONG     $0x487ed262
-	WORD     $0xfb72
-	KORTESTW K1, K1
-	JZ       bf16_10
-	VPSLLD   $0x0f, Z11, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z11, Z7, Z7
-	VCMPPS   $0x03, Z11, Z11, K1
-	VPORD    Z1, Z11, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z11, Z17, Z10
+	LONG         $0x40775262
+	WORD         $0xd372
+	KORTESTW     K2, K1
+	JZ           bf16_5
+	VPSLLD       $0x0f, Z11, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z11, Z10, Z10
+	VCMPPS       $0x03, Z11, Z11, K1
+	VPORD        Z1, Z11, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y13
+	VPSLLD       $0x0f, Z17, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z17, Z10, Z10
+	VCMPPS       $0x03, Z17, Z17, K1
+	VPORD        Z1, Z17, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y10
+	VINSERTI64X4 $0x01, Y10, Z13, Z10
 
-bf16_10:
-	VMOVDQU16   Y7, 3136(AX)(R9*2)
-	VPMOVZXWD   3168(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMOVUPS     192(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VFPCLASSPSZ $0x20, Z11, K1
-
-	// VCVTNEPS2BF16 Z11, Y7
-	LONG     $0x487ed262
-	WORD     $0xfb72
-	KORTESTW K1, K1
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z11, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z11, Z7, Z7
-	VCMPPS   $0x03, Z11, Z11, K1
-	VPORD    Z1, Z11, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_11:
-	VMOVDQU16 Y7, 3168(AX)(R9*2)
+bf16_5:
+	VMOVDQU16 Z10, 3136(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b2loop2
@@ -19061,116 +18578,100 @@ bf16_11:
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
+	VBROADCASTSS X4, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X6, Z4
 	XORQ         R9, R9
 
 b3loop2:
-	VPMOVZXWD   4608(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z8
+	VPMOVZXWD   4608(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     (DI)(R9*4), Z6
 	VMOVUPS     (SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
+	VFMADD231PS Z10, Z5, Z6
+	VPMOVZXWD   4640(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     64(DI)(R9*4), Z10
+	VMOVUPS     64(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
+	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z8, Y7
-	LONG     $0x487ed262
-	WORD     $0xf872
-	KORTESTW K1, K1
-	JZ       bf16_12
-	VPSLLD   $0x0f, Z8, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z8, Z7, Z7
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z10, Z5
+	LONG         $0x482ff262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_6
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z10, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z10, Z5, Z5
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_12:
-	VMOVDQU16   Y7, 4608(AX)(R9*2)
-	VPMOVZXWD   4640(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z8
-	VMOVUPS     64(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
-
-	// VCVTNEPS2BF16 Z8, Y7
-	LONG     $0x487ed262
-	WORD     $0xf872
-	KORTESTW K1, K1
-	JZ       bf16_13
-	VPSLLD   $0x0f, Z8, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z8, Z7, Z7
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_13:
-	VMOVDQU16   Y7, 4640(AX)(R9*2)
-	VPMOVZXWD   4672(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z8
+bf16_6:
+	VMOVDQU16   Z5, 4608(AX)(R9*2)
+	VPMOVZXWD   4672(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     128(DI)(R9*4), Z6
 	VMOVUPS     128(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
+	VFMADD231PS Z10, Z5, Z6
+	VPMOVZXWD   4704(BX)(R9*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VSUBPS      Z2, Z5, Z5
+	VSUBPS      Z3, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VMOVUPS     192(DI)(R9*4), Z10
+	VMOVUPS     192(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z5, Z10
+	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z10, K2
 
-	// VCVTNEPS2BF16 Z8, Y7
-	LONG     $0x487ed262
-	WORD     $0xf872
-	KORTESTW K1, K1
-	JZ       bf16_14
-	VPSLLD   $0x0f, Z8, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z8, Z7, Z7
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z10, Z5
+	LONG         $0x482ff262
+	WORD         $0xee72
+	KORTESTW     K2, K1
+	JZ           bf16_7
+	VPSLLD       $0x0f, Z6, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z6, Z5, Z5
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y13
+	VPSLLD       $0x0f, Z10, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z10, Z5, Z5
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y5
+	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
-bf16_14:
-	VMOVDQU16   Y7, 4672(AX)(R9*2)
-	VPMOVZXWD   4704(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z8
-	VMOVUPS     192(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
-
-	// VCVTNEPS2BF16 Z8, Y7
-	LONG     $0x487ed262
-	WORD     $0xf872
-	KORTESTW K1, K1
-	JZ       bf16_15
-	VPSLLD   $0x0f, Z8, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z8, Z7, Z7
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_15:
-	VMOVDQU16 Y7, 4704(AX)(R9*2)
+bf16_7:
+	VMOVDQU16 Z5, 4672(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b3loop2
@@ -19179,22 +18680,22 @@ bf16_15:
 	VMOVSS X12, (CX)
 
 	// mean[row] = mean
-	VMOVSS X13, 4(CX)
+	VMOVSS X14, 4(CX)
 
 	// mean[row] = mean
-	VMOVSS X14, 8(CX)
+	VMOVSS X15, 8(CX)
 
 	// mean[row] = mean
-	VMOVSS X15, 12(CX)
+	VMOVSS X16, 12(CX)
 
 	// rstd[row] = rstd
-	VMOVSS X6, (DX)
+	VMOVSS X8, (DX)
 
 	// rstd[row] = rstd
 	VMOVSS X9, 4(DX)
 
 	// rstd[row] = rstd
-	VMOVSS X5, 8(DX)
+	VMOVSS X7, 8(DX)
 
 	// rstd[row] = rstd
 	VMOVSS X4, 12(DX)
@@ -19212,12 +18713,12 @@ row:
 	// pivot = the row's first x
 	MOVWLZX (BX), R9
 	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	VMOVD   R9, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
 	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R9, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -19226,48 +18727,48 @@ row:
 
 loop0:
 	VPSLLD $0x10, (BX)(R9*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (BX)(R9*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD (BX)(R9*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
 	VPSLLD $0x10, 64(BX)(R9*2), Z6
-	VSUBPS Z0, Z6, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(BX)(R9*2), Z1, Z6
-	VSUBPS Z0, Z6, Z6
+	VPANDD 64(BX)(R9*2), Z0, Z6
+	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
 	ADDQ   $+64, R9
 	CMPQ   R9, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
-	VADDPS     Z3, Z2, Z1
+	VADDPS     Z3, Z2, Z0
 	VADDPS     Z5, Z4, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z2
+	VADDPS     Z2, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z2
+	VADDSS     X2, X0, X0
 
 	// invN = 1/768
 	MOVL  $0x3aaaaaab, R9
 	VMOVD R9, X2
 
 	// pivotMean = pivotSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R9, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
@@ -19280,19 +18781,19 @@ loop0:
 
 loop1:
 	VPSLLD      $0x10, (BX)(R9*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R9*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      (BX)(R9*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
 	VPSLLD      $0x10, 64(BX)(R9*2), Z11
-	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R9*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
+	VPANDD      64(BX)(R9*2), Z0, Z11
+	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
 	ADDQ        $+64, R9
@@ -19300,20 +18801,20 @@ loop1:
 	JB          loop1
 
 	// devSum = sum(x - shift)
-	VADDPS     Z4, Z3, Z1
+	VADDPS     Z4, Z3, Z0
 	VADDPS     Z6, Z5, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X0
 
 	// squareSum = sum((x - shift)*(x - shift))
 	VADDPS     Z8, Z7, Z3
@@ -19332,7 +18833,7 @@ loop1:
 	VMULSS X2, X3, X2
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X0, X0, X3
 
 	// variance = meanSquare - correctionSq
 	VSUBSS X3, X2, X2
@@ -19363,135 +18864,119 @@ loop1:
 	VSQRTSS X2, X2, X2
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X2, X3, X5
 
 	// mean = shift + correction
-	VADDSS X1, X0, X3
+	VADDSS X0, X1, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z3
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z5
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R9, Z4
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 loop2:
 	VPMOVZXWD   (BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z5, Z6, Z6
 	VMOVUPS     (DI)(R9*4), Z7
 	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_16
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z5, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_16:
-	VMOVDQU16   Y6, (AX)(R9*2)
 	VPMOVZXWD   32(BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMOVUPS     64(SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(DI)(R9*4), Z8
+	VMOVUPS     64(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z8
 	VFPCLASSPSZ $0x20, Z7, K1
+	VFPCLASSPSZ $0x20, Z8, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_17
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z5, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z7, Z8, Z6
+	LONG         $0x483ff262
+	WORD         $0xf772
+	KORTESTW     K2, K1
+	JZ           bf16_8
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z4, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y13
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K1
+	VPORD        Z4, Z8, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z13, Z6
 
-bf16_17:
-	VMOVDQU16   Y6, 32(AX)(R9*2)
+bf16_8:
+	VMOVDQU16   Z6, (AX)(R9*2)
 	VPMOVZXWD   64(BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z5, Z6, Z6
 	VMOVUPS     128(DI)(R9*4), Z7
 	VMOVUPS     128(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K1
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_18
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z5, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_18:
-	VMOVDQU16   Y6, 64(AX)(R9*2)
 	VPMOVZXWD   96(BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMOVUPS     192(SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(DI)(R9*4), Z8
+	VMOVUPS     192(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z8
 	VFPCLASSPSZ $0x20, Z7, K1
+	VFPCLASSPSZ $0x20, Z8, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K1, K1
-	JZ       bf16_19
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K1
-	VPORD    Z5, Z7, K1, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z7, Z8, Z6
+	LONG         $0x483ff262
+	WORD         $0xf772
+	KORTESTW     K2, K1
+	JZ           bf16_9
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z4, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y13
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K1
+	VPORD        Z4, Z8, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z13, Z6
 
-bf16_19:
-	VMOVDQU16 Y6, 96(AX)(R9*2)
+bf16_9:
+	VMOVDQU16 Z6, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        loop2
 
 	// mean[row] = mean
-	VMOVSS X3, (CX)
+	VMOVSS X2, (CX)
 
 	// rstd[row] = rstd
-	VMOVSS X2, (DX)
+	VMOVSS X5, (DX)
 	ADDQ   $+1536, AX
 	ADDQ   $0x04, CX
 	ADDQ   $0x04, DX
@@ -19507,7 +18992,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrain768(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -19517,8 +19002,8 @@ TEXT ·halfnormAvx512BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ beta+40(FP), DI
 	MOVQ rows+48(FP), R8
 
-	// blocks of 4 rows
-	CMPQ R8, $+4
+	// blocks of 2 rows
+	CMPQ R8, $+2
 	JB   row
 
 rows:
@@ -19532,95 +19017,168 @@ rows:
 	SHLL    $0x10, R9
 	VMOVD   R9, X1
 
-	// pivot = the row's first x
-	MOVWLZX 3072(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X2
-
-	// pivot = the row's first x
-	MOVWLZX 4608(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X3
-
-	// pass 1 over 4 rows: pivotSum += x - pivot
+	// pass 1 over 2 rows: pivotSum += x - pivot
 	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
 	XORQ         R9, R9
 
 bloop0:
-	VPSLLD $0x10, (BX)(R9*2), Z9
-	VPSLLD $0x10, 1536(BX)(R9*2), Z10
-	VPSLLD $0x10, 3072(BX)(R9*2), Z11
-	VPSLLD $0x10, 4608(BX)(R9*2), Z12
-	VSUBPS Z0, Z9, Z9
-	VSUBPS Z1, Z10, Z10
-	VSUBPS Z2, Z11, Z11
-	VSUBPS Z3, Z12, Z12
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
-	VADDPS Z12, Z8, Z8
-	VPANDD (BX)(R9*2), Z4, Z9
-	VPANDD 1536(BX)(R9*2), Z4, Z10
-	VPANDD 3072(BX)(R9*2), Z4, Z11
-	VPANDD 4608(BX)(R9*2), Z4, Z12
-	VSUBPS Z0, Z9, Z9
-	VSUBPS Z1, Z10, Z10
-	VSUBPS Z2, Z11, Z11
-	VSUBPS Z3, Z12, Z12
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
-	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(BX)(R9*2), Z9
-	VPSLLD $0x10, 1600(BX)(R9*2), Z10
-	VPSLLD $0x10, 3136(BX)(R9*2), Z11
-	VPSLLD $0x10, 4672(BX)(R9*2), Z12
-	VSUBPS Z0, Z9, Z9
-	VSUBPS Z1, Z10, Z10
-	VSUBPS Z2, Z11, Z11
-	VSUBPS Z3, Z12, Z12
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
-	VADDPS Z12, Z8, Z8
-	VPANDD 64(BX)(R9*2), Z4, Z9
-	VPANDD 1600(BX)(R9*2), Z4, Z10
-	VPANDD 3136(BX)(R9*2), Z4, Z11
-	VPANDD 4672(BX)(R9*2), Z4, Z12
-	VSUBPS Z0, Z9, Z9
-	VSUBPS Z1, Z10, Z10
-	VSUBPS Z2, Z11, Z11
-	VSUBPS Z3, Z12, Z12
-	VADDPS Z9, Z5, Z5
-	VADDPS Z10, Z6, Z6
-	VADDPS Z11, Z7, Z7
-	VADDPS Z12, Z8, Z8
+	VPSLLD $0x10, (BX)(R9*2), Z7
+	VPSLLD $0x10, 1536(BX)(R9*2), Z8
+	VSUBPS Z0, Z7, Z7
+	VSUBPS Z1, Z8, Z8
+	VADDPS Z7, Z3, Z3
+	VADDPS Z8, Z5, Z5
+	VPANDD (BX)(R9*2), Z2, Z7
+	VPANDD 1536(BX)(R9*2), Z2, Z8
+	VSUBPS Z0, Z7, Z7
+	VSUBPS Z1, Z8, Z8
+	VADDPS Z7, Z4, Z4
+	VADDPS Z8, Z6, Z6
+	VPSLLD $0x10, 64(BX)(R9*2), Z7
+	VPSLLD $0x10, 1600(BX)(R9*2), Z8
+	VSUBPS Z0, Z7, Z7
+	VSUBPS Z1, Z8, Z8
+	VADDPS Z7, Z3, Z3
+	VADDPS Z8, Z5, Z5
+	VPANDD 64(BX)(R9*2), Z2, Z7
+	VPANDD 1600(BX)(R9*2), Z2, Z8
+	VSUBPS Z0, Z7, Z7
+	VSUBPS Z1, Z8, Z8
+	VADDPS Z7, Z4, Z4
+	VADDPS Z8, Z6, Z6
 	ADDQ   $+64, R9
 	CMPQ   R9, $+768
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z4
-	VADDPS     Z4, Z5, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VADDPS     Z4, Z3, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z6, Z6, Z5
-	VADDPS     Z5, Z6, Z5
+	VADDPS     Z6, Z5, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z4
+	VADDPS     Z4, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z4
+	VADDSS     X4, X3, X3
+
+	// invN = 1/768
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X4
+
+	// pivotMean = pivotSum * invN
+	VMULSS X4, X2, X2
+
+	// pivotMean = pivotSum * invN
+	VMULSS X4, X3, X3
+
+	// shift = pivot + pivotMean
+	VADDSS X2, X0, X0
+
+	// shift = pivot + pivotMean
+	VADDSS X3, X1, X1
+
+	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	MOVL         $0xffff0000, R9
+	VPBROADCASTD R9, Z2
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	XORQ         R9, R9
+
+bloop1:
+	VPSLLD      $0x10, (BX)(R9*2), Z12
+	VPSLLD      $0x10, 1536(BX)(R9*2), Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z3, Z3
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z10
+	VPANDD      (BX)(R9*2), Z2, Z12
+	VPANDD      1536(BX)(R9*2), Z2, Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z12, Z12, Z7
+	VFMADD231PS Z13, Z13, Z11
+	VPSLLD      $0x10, 64(BX)(R9*2), Z12
+	VPSLLD      $0x10, 1600(BX)(R9*2), Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z3, Z3
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z10
+	VPANDD      64(BX)(R9*2), Z2, Z12
+	VPANDD      1600(BX)(R9*2), Z2, Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z12, Z12, Z7
+	VFMADD231PS Z13, Z13, Z11
+	ADDQ        $+64, R9
+	CMPQ        R9, $+768
+	JB          bloop1
+
+	// devSum = sum(x - shift)
+	VADDPS     Z5, Z3, Z2
+	VSHUFF32X4 $0x4e, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z3
+	VADDPS     Z3, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z3
+	VADDSS     X3, X2, X2
+
+	// devSum = sum(x - shift)
+	VADDPS     Z9, Z8, Z3
+	VSHUFF32X4 $0x4e, Z3, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VSHUFF32X4 $0xb1, Z3, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0x4e, Z3, Z5
+	VADDPS     Z5, Z3, Z3
+	VPERMILPS  $0xb1, Z3, Z5
+	VADDSS     X5, X3, X3
+
+	// correction = devSum * invN
+	VMULSS X4, X2, X2
+
+	// correction = devSum * invN
+	VMULSS X4, X3, X3
+
+	// squareSum = sum((x - shift)*(x - shift))
+	VADDPS     Z7, Z6, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z6
+	VADDPS     Z6, Z5, Z5
 	VSHUFF32X4 $0xb1, Z5, Z5, Z6
 	VADDPS     Z6, Z5, Z5
 	VPERMILPS  $0x4e, Z5, Z6
@@ -19628,9 +19186,10 @@ bloop0:
 	VPERMILPS  $0xb1, Z5, Z6
 	VADDSS     X6, X5, X5
 
-	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z6
-	VADDPS     Z6, Z7, Z6
+	// squareSum = sum((x - shift)*(x - shift))
+	VADDPS     Z11, Z10, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z7
+	VADDPS     Z7, Z6, Z6
 	VSHUFF32X4 $0xb1, Z6, Z6, Z7
 	VADDPS     Z7, Z6, Z6
 	VPERMILPS  $0x4e, Z6, Z7
@@ -19638,719 +19197,267 @@ bloop0:
 	VPERMILPS  $0xb1, Z6, Z7
 	VADDSS     X7, X6, X6
 
-	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z8, Z8, Z7
-	VADDPS     Z7, Z8, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z8
-	VADDPS     Z8, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z8
-	VADDSS     X8, X7, X7
-
-	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X8
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X4, X4
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X5, X5
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X6, X6
-
-	// pivotMean = pivotSum * invN
-	VMULSS X8, X7, X7
-
-	// shift = pivot + pivotMean
-	VADDSS X4, X0, X0
-
-	// shift = pivot + pivotMean
-	VADDSS X5, X1, X1
-
-	// shift = pivot + pivotMean
-	VADDSS X6, X2, X2
-
-	// shift = pivot + pivotMean
-	VADDSS X7, X3, X3
-
-	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z4
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X3, Z3
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	XORQ         R9, R9
-
-bloop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z14
-	VPSLLD      $0x10, 1536(BX)(R9*2), Z15
-	VPSLLD      $0x10, 3072(BX)(R9*2), Z16
-	VPSLLD      $0x10, 4608(BX)(R9*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (BX)(R9*2), Z4, Z14
-	VPANDD      1536(BX)(R9*2), Z4, Z15
-	VPANDD      3072(BX)(R9*2), Z4, Z16
-	VPANDD      4608(BX)(R9*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(BX)(R9*2), Z14
-	VPSLLD      $0x10, 1600(BX)(R9*2), Z15
-	VPSLLD      $0x10, 3136(BX)(R9*2), Z16
-	VPSLLD      $0x10, 4672(BX)(R9*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(BX)(R9*2), Z4, Z14
-	VPANDD      1600(BX)(R9*2), Z4, Z15
-	VPANDD      3136(BX)(R9*2), Z4, Z16
-	VPANDD      4672(BX)(R9*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          bloop1
-
-	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z5, Z5, Z4
-	VADDPS     Z4, Z5, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
-
-	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z7, Z7, Z5
-	VADDPS     Z5, Z7, Z5
-	VSHUFF32X4 $0xb1, Z5, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0x4e, Z5, Z7
-	VADDPS     Z7, Z5, Z5
-	VPERMILPS  $0xb1, Z5, Z7
-	VADDSS     X7, X5, X5
-
-	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z7
-	VADDPS     Z7, Z10, Z7
-	VSHUFF32X4 $0xb1, Z7, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0x4e, Z7, Z10
-	VADDPS     Z10, Z7, Z7
-	VPERMILPS  $0xb1, Z7, Z10
-	VADDSS     X10, X7, X7
-
-	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z10
-	VADDPS     Z10, Z12, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z12
-	VADDPS     Z12, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z12
-	VADDSS     X12, X10, X10
-
-	// correction = devSum * invN
-	VMULSS X8, X4, X4
-
-	// correction = devSum * invN
-	VMULSS X8, X5, X5
-
-	// correction = devSum * invN
-	VMULSS X8, X7, X7
-
-	// correction = devSum * invN
-	VMULSS X8, X10, X10
-
-	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z6, Z6, Z12
-	VADDPS     Z12, Z6, Z6
-	VSHUFF32X4 $0xb1, Z6, Z6, Z12
-	VADDPS     Z12, Z6, Z6
-	VPERMILPS  $0x4e, Z6, Z12
-	VADDPS     Z12, Z6, Z6
-	VPERMILPS  $0xb1, Z6, Z12
-	VADDSS     X12, X6, X6
-
-	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z12
-	VADDPS     Z12, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z12
-	VADDSS     X12, X9, X9
-
-	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z12
-	VADDPS     Z12, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z12
-	VADDSS     X12, X11, X11
-
-	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z12
-	VADDPS     Z12, Z13, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z13
-	VADDPS     Z13, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z13
-	VADDSS     X13, X12, X12
+	// meanSquare = squareSum * invN
+	VMULSS X4, X5, X5
 
 	// meanSquare = squareSum * invN
-	VMULSS X8, X6, X6
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X9, X9
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X11, X11
-
-	// meanSquare = squareSum * invN
-	VMULSS X8, X12, X8
+	VMULSS X4, X6, X4
 
 	// correctionSq = correction * correction
-	VMULSS X4, X4, X12
+	VMULSS X2, X2, X6
 
 	// correctionSq = correction * correction
-	VMULSS X5, X5, X13
-
-	// correctionSq = correction * correction
-	VMULSS X7, X7, X14
-
-	// correctionSq = correction * correction
-	VMULSS X10, X10, X15
+	VMULSS X3, X3, X7
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X12, X6, X6
+	VSUBSS X6, X5, X5
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X13, X9, X9
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X14, X11, X11
-
-	// variance = meanSquare - correctionSq
-	VSUBSS X15, X8, X8
+	VSUBSS X7, X4, X4
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X12
+	VMOVD R9, X6
 
 	// varianceEps = variance + eps
-	VADDSS X12, X6, X6
+	VADDSS X6, X5, X5
 
 	// varianceEps = variance + eps
-	VADDSS X12, X9, X9
-
-	// varianceEps = variance + eps
-	VADDSS X12, X11, X11
-
-	// varianceEps = variance + eps
-	VADDSS X12, X8, X8
+	VADDSS X6, X4, X4
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X6
+	VMOVD    R9, X6
+	VUCOMISS X6, X5
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X6, X12
+	VMOVD    R9, X6
+	VUCOMISS X5, X6
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X9
+	VMOVD    R9, X6
+	VUCOMISS X6, X4
 	JA       row
 	JPS      row
 	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X9, X12
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X11
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X11, X12
-	JA       row
-
-	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
-	VUCOMISS X12, X8
-	JA       row
-	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
-	VUCOMISS X8, X12
+	VMOVD    R9, X6
+	VUCOMISS X4, X6
 	JA       row
 
 	// the constant 1
 	MOVL  $0x3f800000, R9
-	VMOVD R9, X12
+	VMOVD R9, X6
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X6, X6, X6
+	VSQRTSS X5, X5, X5
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X9, X9, X9
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X11, X11, X11
-
-	// std = sqrt(varianceEps)
-	VSQRTSS X8, X8, X8
+	VSQRTSS X4, X4, X4
 
 	// rstd = 1 / std
-	VDIVSS X6, X12, X6
+	VDIVSS X5, X6, X5
 
 	// rstd = 1 / std
-	VDIVSS X9, X12, X9
-
-	// rstd = 1 / std
-	VDIVSS X11, X12, X11
-
-	// rstd = 1 / std
-	VDIVSS X8, X12, X8
+	VDIVSS X4, X6, X4
 
 	// mean = shift + correction
-	VADDSS X4, X0, X12
+	VADDSS X2, X0, X6
 
 	// mean = shift + correction
-	VADDSS X5, X1, X13
+	VADDSS X3, X1, X7
 
-	// mean = shift + correction
-	VADDSS X7, X2, X14
-
-	// mean = shift + correction
-	VADDSS X10, X3, X15
-
-	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	// pass 3 over row 1 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z16
+	VPBROADCASTD R9, Z8
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z17
+	VPBROADCASTD R9, Z9
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X10
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X10, X10
+	VPMOVZXBD    X10, Z10
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z11
+	VPMULLD      Z11, Z10, Z10
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z11
+	VPADDD       Z11, Z10, Z10
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X6, Z6
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 b0loop2:
-	VPMOVZXWD   (BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     (DI)(R9*4), Z19
-	VMOVUPS     (SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VPSLLD      $0x0f, Z19, Z18
-	VPSRLD      $0x1f, Z18, Z18
-	VPADDD      Z16, Z18, Z18
-	VPADDD      Z19, Z18, Z18
-	VCMPPS      $0x03, Z19, Z19, K1
-	VPORD       Z17, Z19, K1, Z18
-	VPSRLD      $0x10, Z18, Z18
-	VPMOVDW     Z18, Y18
-	VMOVDQU16   Y18, (AX)(R9*2)
-	VPMOVZXWD   32(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     64(DI)(R9*4), Z19
-	VMOVUPS     64(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VPSLLD      $0x0f, Z19, Z18
-	VPSRLD      $0x1f, Z18, Z18
-	VPADDD      Z16, Z18, Z18
-	VPADDD      Z19, Z18, Z18
-	VCMPPS      $0x03, Z19, Z19, K1
-	VPORD       Z17, Z19, K1, Z18
-	VPSRLD      $0x10, Z18, Z18
-	VPMOVDW     Z18, Y18
-	VMOVDQU16   Y18, 32(AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     128(DI)(R9*4), Z19
-	VMOVUPS     128(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VPSLLD      $0x0f, Z19, Z18
-	VPSRLD      $0x1f, Z18, Z18
-	VPADDD      Z16, Z18, Z18
-	VPADDD      Z19, Z18, Z18
-	VCMPPS      $0x03, Z19, Z19, K1
-	VPORD       Z17, Z19, K1, Z18
-	VPSRLD      $0x10, Z18, Z18
-	VPMOVDW     Z18, Y18
-	VMOVDQU16   Y18, 64(AX)(R9*2)
-	VPMOVZXWD   96(BX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VSUBPS      Z0, Z18, Z18
-	VSUBPS      Z4, Z18, Z18
-	VMULPS      Z6, Z18, Z18
-	VMOVUPS     192(DI)(R9*4), Z19
-	VMOVUPS     192(SI)(R9*4), Z20
-	VFMADD231PS Z20, Z18, Z19
-	VPSLLD      $0x0f, Z19, Z18
-	VPSRLD      $0x1f, Z18, Z18
-	VPADDD      Z16, Z18, Z18
-	VPADDD      Z19, Z18, Z18
-	VCMPPS      $0x03, Z19, Z19, K1
-	VPORD       Z17, Z19, K1, Z18
-	VPSRLD      $0x10, Z18, Z18
-	VPMOVDW     Z18, Y18
-	VMOVDQU16   Y18, 96(AX)(R9*2)
+	VPMOVZXWD   (BX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     (DI)(R9*4), Z12
+	VMOVUPS     (SI)(R9*4), Z13
+	VFMADD231PS Z13, Z11, Z12
+	VPMOVZXWD   32(BX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     64(DI)(R9*4), Z13
+	VMOVUPS     64(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z11, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z8, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z9, Z13, K1, Z12
+	VPERMT2W    Z12, Z10, Z11
+	VMOVDQU16   Z11, (AX)(R9*2)
+	VPMOVZXWD   64(BX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     128(DI)(R9*4), Z12
+	VMOVUPS     128(SI)(R9*4), Z13
+	VFMADD231PS Z13, Z11, Z12
+	VPMOVZXWD   96(BX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     192(DI)(R9*4), Z13
+	VMOVUPS     192(SI)(R9*4), Z14
+	VFMADD231PS Z14, Z11, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z8, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z9, Z13, K1, Z12
+	VPERMT2W    Z12, Z10, Z11
+	VMOVDQU16   Z11, 64(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
 
-	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
+	// pass 3 over row 2 of 2: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z2
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X8
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X8, X8
+	VPMOVZXBD    X8, Z8
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z9
+	VPMULLD      Z9, Z8, Z8
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z9
+	VPADDD       Z9, Z8, Z8
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X4, Z4
 	XORQ         R9, R9
 
 b1loop2:
-	VPMOVZXWD   1536(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     (DI)(R9*4), Z17
-	VMOVUPS     (SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z0, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z4, Z17, K1, Z16
-	VPSRLD      $0x10, Z16, Z16
-	VPMOVDW     Z16, Y16
-	VMOVDQU16   Y16, 1536(AX)(R9*2)
-	VPMOVZXWD   1568(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     64(DI)(R9*4), Z17
-	VMOVUPS     64(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z0, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z4, Z17, K1, Z16
-	VPSRLD      $0x10, Z16, Z16
-	VPMOVDW     Z16, Y16
-	VMOVDQU16   Y16, 1568(AX)(R9*2)
-	VPMOVZXWD   1600(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     128(DI)(R9*4), Z17
-	VMOVUPS     128(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z0, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z4, Z17, K1, Z16
-	VPSRLD      $0x10, Z16, Z16
-	VPMOVDW     Z16, Y16
-	VMOVDQU16   Y16, 1600(AX)(R9*2)
-	VPMOVZXWD   1632(BX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z5, Z16, Z16
-	VMULPS      Z9, Z16, Z16
-	VMOVUPS     192(DI)(R9*4), Z17
-	VMOVUPS     192(SI)(R9*4), Z18
-	VFMADD231PS Z18, Z16, Z17
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z0, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z4, Z17, K1, Z16
-	VPSRLD      $0x10, Z16, Z16
-	VPMOVDW     Z16, Y16
-	VMOVDQU16   Y16, 1632(AX)(R9*2)
+	VPMOVZXWD   1536(BX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     (DI)(R9*4), Z10
+	VMOVUPS     (SI)(R9*4), Z11
+	VFMADD231PS Z11, Z9, Z10
+	VPMOVZXWD   1568(BX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     64(DI)(R9*4), Z11
+	VMOVUPS     64(SI)(R9*4), Z12
+	VFMADD231PS Z12, Z9, Z11
+	VPSLLD      $0x0f, Z10, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z10, Z9, Z9
+	VCMPPS      $0x03, Z10, Z10, K1
+	VPORD       Z2, Z10, K1, Z9
+	VPSLLD      $0x0f, Z11, Z10
+	VPSRLD      $0x1f, Z10, Z10
+	VPADDD      Z0, Z10, Z10
+	VPADDD      Z11, Z10, Z10
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z2, Z11, K1, Z10
+	VPERMT2W    Z10, Z8, Z9
+	VMOVDQU16   Z9, 1536(AX)(R9*2)
+	VPMOVZXWD   1600(BX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     128(DI)(R9*4), Z10
+	VMOVUPS     128(SI)(R9*4), Z11
+	VFMADD231PS Z11, Z9, Z10
+	VPMOVZXWD   1632(BX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     192(DI)(R9*4), Z11
+	VMOVUPS     192(SI)(R9*4), Z12
+	VFMADD231PS Z12, Z9, Z11
+	VPSLLD      $0x0f, Z10, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z10, Z9, Z9
+	VCMPPS      $0x03, Z10, Z10, K1
+	VPORD       Z2, Z10, K1, Z9
+	VPSLLD      $0x0f, Z11, Z10
+	VPSRLD      $0x1f, Z10, Z10
+	VPADDD      Z0, Z10, Z10
+	VPADDD      Z11, Z10, Z10
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z2, Z11, K1, Z10
+	VPERMT2W    Z10, Z8, Z9
+	VMOVDQU16   Z9, 1600(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
 
-	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X11, Z5
-	XORQ         R9, R9
-
-b2loop2:
-	VPMOVZXWD   3072(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z11
-	VMOVUPS     (SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VPSLLD      $0x0f, Z11, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z11, Z7, Z7
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 3072(AX)(R9*2)
-	VPMOVZXWD   3104(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMOVUPS     64(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VPSLLD      $0x0f, Z11, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z11, Z7, Z7
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 3104(AX)(R9*2)
-	VPMOVZXWD   3136(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMOVUPS     128(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VPSLLD      $0x0f, Z11, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z11, Z7, Z7
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 3136(AX)(R9*2)
-	VPMOVZXWD   3168(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z4, Z7, Z7
-	VMULPS      Z5, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMOVUPS     192(SI)(R9*4), Z16
-	VFMADD231PS Z16, Z7, Z11
-	VPSLLD      $0x0f, Z11, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z11, Z7, Z7
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 3168(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b2loop2
-
-	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X3, Z2
-	VBROADCASTSS X10, Z3
-	VBROADCASTSS X8, Z4
-	XORQ         R9, R9
-
-b3loop2:
-	VPMOVZXWD   4608(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z8
-	VMOVUPS     (SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 4608(AX)(R9*2)
-	VPMOVZXWD   4640(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z8
-	VMOVUPS     64(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 4640(AX)(R9*2)
-	VPMOVZXWD   4672(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z8
-	VMOVUPS     128(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 4672(AX)(R9*2)
-	VPMOVZXWD   4704(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z8
-	VMOVUPS     192(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z8
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y7
-	VMOVDQU16   Y7, 4704(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b3loop2
+	// mean[row] = mean
+	VMOVSS X6, (CX)
 
 	// mean[row] = mean
-	VMOVSS X12, (CX)
-
-	// mean[row] = mean
-	VMOVSS X13, 4(CX)
-
-	// mean[row] = mean
-	VMOVSS X14, 8(CX)
-
-	// mean[row] = mean
-	VMOVSS X15, 12(CX)
+	VMOVSS X7, 4(CX)
 
 	// rstd[row] = rstd
-	VMOVSS X6, (DX)
+	VMOVSS X5, (DX)
 
 	// rstd[row] = rstd
-	VMOVSS X9, 4(DX)
-
-	// rstd[row] = rstd
-	VMOVSS X5, 8(DX)
-
-	// rstd[row] = rstd
-	VMOVSS X4, 12(DX)
-	ADDQ   $+6144, AX
-	ADDQ   $0x10, CX
-	ADDQ   $0x10, DX
-	ADDQ   $+6144, BX
-	SUBQ   $+4, R8
-	CMPQ   R8, $+4
+	VMOVSS X4, 4(DX)
+	ADDQ   $+3072, AX
+	ADDQ   $0x08, CX
+	ADDQ   $0x08, DX
+	ADDQ   $+3072, BX
+	SUBQ   $+2, R8
+	CMPQ   R8, $+2
 	JAE    rows
 	TESTQ  R8, R8
 	JZ     done
@@ -20520,80 +19627,83 @@ loop1:
 	VPBROADCASTD R9, Z4
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z5
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z7
+	VPMULLD      Z7, Z6, Z6
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z7
+	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
 
 loop2:
-	VPMOVZXWD   (BX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z5, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, (AX)(R9*2)
-	VPMOVZXWD   32(BX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMOVUPS     64(SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z5, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 32(AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
-	VMOVUPS     128(SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z5, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 64(AX)(R9*2)
-	VPMOVZXWD   96(BX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMOVUPS     192(SI)(R9*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z5, Z7, K1, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 96(AX)(R9*2)
+	VPMOVZXWD   (BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     (DI)(R9*4), Z8
+	VMOVUPS     (SI)(R9*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   32(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     64(DI)(R9*4), Z9
+	VMOVUPS     64(SI)(R9*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z5, Z9, K1, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, (AX)(R9*2)
+	VPMOVZXWD   64(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     128(DI)(R9*4), Z8
+	VMOVUPS     128(SI)(R9*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   96(BX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     192(DI)(R9*4), Z9
+	VMOVUPS     192(SI)(R9*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z5, Z9, K1, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, 64(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop2
@@ -20914,36 +20024,33 @@ b0loop2:
 	VMOVUPS     (DI)(R9*4), Y11
 	VMOVUPS     (SI)(R9*4), Y12
 	VFMADD231PS Y12, Y10, Y11
-	VPSLLD      $0x0f, Y11, Y10
-	VPSRLD      $0x1f, Y10, Y10
-	VPADDD      Y8, Y10, Y10
-	VPADDD      Y11, Y10, Y10
-	VCMPPS      $0x03, Y11, Y11, Y12
-	VPOR        Y9, Y11, Y11
-	VPBLENDVB   Y12, Y11, Y10, Y10
-	VPSRLD      $0x10, Y10, Y10
-	VPACKUSDW   Y10, Y10, Y10
-	VPERMQ      $0x08, Y10, Y10
-	VMOVDQU     X10, (AX)(R9*2)
 	VPMOVZXWD   16(BX)(R9*2), Y10
 	VPSLLD      $0x10, Y10, Y10
 	VSUBPS      Y0, Y10, Y10
 	VSUBPS      Y2, Y10, Y10
 	VMULPS      Y5, Y10, Y10
-	VMOVUPS     32(DI)(R9*4), Y11
-	VMOVUPS     32(SI)(R9*4), Y12
-	VFMADD231PS Y12, Y10, Y11
+	VMOVUPS     32(DI)(R9*4), Y12
+	VMOVUPS     32(SI)(R9*4), Y13
+	VFMADD231PS Y13, Y10, Y12
 	VPSLLD      $0x0f, Y11, Y10
 	VPSRLD      $0x1f, Y10, Y10
 	VPADDD      Y8, Y10, Y10
 	VPADDD      Y11, Y10, Y10
-	VCMPPS      $0x03, Y11, Y11, Y12
+	VCMPPS      $0x03, Y11, Y11, Y13
 	VPOR        Y9, Y11, Y11
-	VPBLENDVB   Y12, Y11, Y10, Y10
+	VPBLENDVB   Y13, Y11, Y10, Y10
+	VPSLLD      $0x0f, Y12, Y11
+	VPSRLD      $0x1f, Y11, Y11
+	VPADDD      Y8, Y11, Y11
+	VPADDD      Y12, Y11, Y11
+	VCMPPS      $0x03, Y12, Y12, Y13
+	VPOR        Y9, Y12, Y12
+	VPBLENDVB   Y13, Y12, Y11, Y11
 	VPSRLD      $0x10, Y10, Y10
-	VPACKUSDW   Y10, Y10, Y10
-	VPERMQ      $0x08, Y10, Y10
-	VMOVDQU     X10, 16(AX)(R9*2)
+	VPSRLD      $0x10, Y11, Y11
+	VPACKUSDW   Y11, Y10, Y10
+	VPERMQ      $0xd8, Y10, Y10
+	VMOVDQU     Y10, (AX)(R9*2)
 	VPMOVZXWD   32(BX)(R9*2), Y10
 	VPSLLD      $0x10, Y10, Y10
 	VSUBPS      Y0, Y10, Y10
@@ -20952,36 +20059,33 @@ b0loop2:
 	VMOVUPS     64(DI)(R9*4), Y11
 	VMOVUPS     64(SI)(R9*4), Y12
 	VFMADD231PS Y12, Y10, Y11
-	VPSLLD      $0x0f, Y11, Y10
-	VPSRLD      $0x1f, Y10, Y10
-	VPADDD      Y8, Y10, Y10
-	VPADDD      Y11, Y10, Y10
-	VCMPPS      $0x03, Y11, Y11, Y12
-	VPOR        Y9, Y11, Y11
-	VPBLENDVB   Y12, Y11, Y10, Y10
-	VPSRLD      $0x10, Y10, Y10
-	VPACKUSDW   Y10, Y10, Y10
-	VPERMQ      $0x08, Y10, Y10
-	VMOVDQU     X10, 32(AX)(R9*2)
 	VPMOVZXWD   48(BX)(R9*2), Y10
 	VPSLLD      $0x10, Y10, Y10
 	VSUBPS      Y0, Y10, Y10
 	VSUBPS      Y2, Y10, Y10
 	VMULPS      Y5, Y10, Y10
-	VMOVUPS     96(DI)(R9*4), Y11
-	VMOVUPS     96(SI)(R9*4), Y12
-	VFMADD231PS Y12, Y10, Y11
+	VMOVUPS     96(DI)(R9*4), Y12
+	VMOVUPS     96(SI)(R9*4), Y13
+	VFMADD231PS Y13, Y10, Y12
 	VPSLLD      $0x0f, Y11, Y10
 	VPSRLD      $0x1f, Y10, Y10
 	VPADDD      Y8, Y10, Y10
 	VPADDD      Y11, Y10, Y10
-	VCMPPS      $0x03, Y11, Y11, Y12
+	VCMPPS      $0x03, Y11, Y11, Y13
 	VPOR        Y9, Y11, Y11
-	VPBLENDVB   Y12, Y11, Y10, Y10
+	VPBLENDVB   Y13, Y11, Y10, Y10
+	VPSLLD      $0x0f, Y12, Y11
+	VPSRLD      $0x1f, Y11, Y11
+	VPADDD      Y8, Y11, Y11
+	VPADDD      Y12, Y11, Y11
+	VCMPPS      $0x03, Y12, Y12, Y13
+	VPOR        Y9, Y12, Y12
+	VPBLENDVB   Y13, Y12, Y11, Y11
 	VPSRLD      $0x10, Y10, Y10
-	VPACKUSDW   Y10, Y10, Y10
-	VPERMQ      $0x08, Y10, Y10
-	VMOVDQU     X10, 48(AX)(R9*2)
+	VPSRLD      $0x10, Y11, Y11
+	VPACKUSDW   Y11, Y10, Y10
+	VPERMQ      $0xd8, Y10, Y10
+	VMOVDQU     Y10, 32(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b0loop2
@@ -21007,36 +20111,33 @@ b1loop2:
 	VMOVUPS     (DI)(R9*4), Y9
 	VMOVUPS     (SI)(R9*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y0, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y2, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 1536(AX)(R9*2)
 	VPMOVZXWD   1552(BX)(R9*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
 	VSUBPS      Y3, Y8, Y8
 	VMULPS      Y4, Y8, Y8
-	VMOVUPS     32(DI)(R9*4), Y9
-	VMOVUPS     32(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     32(DI)(R9*4), Y10
+	VMOVUPS     32(SI)(R9*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y0, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y2, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y0, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y2, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 1552(AX)(R9*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 1536(AX)(R9*2)
 	VPMOVZXWD   1568(BX)(R9*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
@@ -21045,36 +20146,33 @@ b1loop2:
 	VMOVUPS     64(DI)(R9*4), Y9
 	VMOVUPS     64(SI)(R9*4), Y10
 	VFMADD231PS Y10, Y8, Y9
-	VPSLLD      $0x0f, Y9, Y8
-	VPSRLD      $0x1f, Y8, Y8
-	VPADDD      Y0, Y8, Y8
-	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
-	VPOR        Y2, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
-	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 1568(AX)(R9*2)
 	VPMOVZXWD   1584(BX)(R9*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
 	VSUBPS      Y3, Y8, Y8
 	VMULPS      Y4, Y8, Y8
-	VMOVUPS     96(DI)(R9*4), Y9
-	VMOVUPS     96(SI)(R9*4), Y10
-	VFMADD231PS Y10, Y8, Y9
+	VMOVUPS     96(DI)(R9*4), Y10
+	VMOVUPS     96(SI)(R9*4), Y11
+	VFMADD231PS Y11, Y8, Y10
 	VPSLLD      $0x0f, Y9, Y8
 	VPSRLD      $0x1f, Y8, Y8
 	VPADDD      Y0, Y8, Y8
 	VPADDD      Y9, Y8, Y8
-	VCMPPS      $0x03, Y9, Y9, Y10
+	VCMPPS      $0x03, Y9, Y9, Y11
 	VPOR        Y2, Y9, Y9
-	VPBLENDVB   Y10, Y9, Y8, Y8
+	VPBLENDVB   Y11, Y9, Y8, Y8
+	VPSLLD      $0x0f, Y10, Y9
+	VPSRLD      $0x1f, Y9, Y9
+	VPADDD      Y0, Y9, Y9
+	VPADDD      Y10, Y9, Y9
+	VCMPPS      $0x03, Y10, Y10, Y11
+	VPOR        Y2, Y10, Y10
+	VPBLENDVB   Y11, Y10, Y9, Y9
 	VPSRLD      $0x10, Y8, Y8
-	VPACKUSDW   Y8, Y8, Y8
-	VPERMQ      $0x08, Y8, Y8
-	VMOVDQU     X8, 1584(AX)(R9*2)
+	VPSRLD      $0x10, Y9, Y9
+	VPACKUSDW   Y9, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 1568(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b1loop2
@@ -21281,36 +20379,33 @@ loop2:
 	VMOVUPS     (DI)(R9*4), Y7
 	VMOVUPS     (SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
-	VPSLLD      $0x0f, Y7, Y6
-	VPSRLD      $0x1f, Y6, Y6
-	VPADDD      Y4, Y6, Y6
-	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
-	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
-	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, (AX)(R9*2)
 	VPMOVZXWD   16(BX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
 	VMULPS      Y2, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
-	VMOVUPS     32(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     32(DI)(R9*4), Y8
+	VMOVUPS     32(SI)(R9*4), Y9
+	VFMADD231PS Y9, Y6, Y8
 	VPSLLD      $0x0f, Y7, Y6
 	VPSRLD      $0x1f, Y6, Y6
 	VPADDD      Y4, Y6, Y6
 	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
+	VCMPPS      $0x03, Y7, Y7, Y9
 	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSLLD      $0x0f, Y8, Y7
+	VPSRLD      $0x1f, Y7, Y7
+	VPADDD      Y4, Y7, Y7
+	VPADDD      Y8, Y7, Y7
+	VCMPPS      $0x03, Y8, Y8, Y9
+	VPOR        Y5, Y8, Y8
+	VPBLENDVB   Y9, Y8, Y7, Y7
 	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 16(AX)(R9*2)
+	VPSRLD      $0x10, Y7, Y7
+	VPACKUSDW   Y7, Y6, Y6
+	VPERMQ      $0xd8, Y6, Y6
+	VMOVDQU     Y6, (AX)(R9*2)
 	VPMOVZXWD   32(BX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
@@ -21319,36 +20414,33 @@ loop2:
 	VMOVUPS     64(DI)(R9*4), Y7
 	VMOVUPS     64(SI)(R9*4), Y8
 	VFMADD231PS Y8, Y6, Y7
-	VPSLLD      $0x0f, Y7, Y6
-	VPSRLD      $0x1f, Y6, Y6
-	VPADDD      Y4, Y6, Y6
-	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
-	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
-	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 32(AX)(R9*2)
 	VPMOVZXWD   48(BX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
 	VMULPS      Y2, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
-	VMOVUPS     96(SI)(R9*4), Y8
-	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     96(DI)(R9*4), Y8
+	VMOVUPS     96(SI)(R9*4), Y9
+	VFMADD231PS Y9, Y6, Y8
 	VPSLLD      $0x0f, Y7, Y6
 	VPSRLD      $0x1f, Y6, Y6
 	VPADDD      Y4, Y6, Y6
 	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
+	VCMPPS      $0x03, Y7, Y7, Y9
 	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSLLD      $0x0f, Y8, Y7
+	VPSRLD      $0x1f, Y7, Y7
+	VPADDD      Y4, Y7, Y7
+	VPADDD      Y8, Y7, Y7
+	VCMPPS      $0x03, Y8, Y8, Y9
+	VPOR        Y5, Y8, Y8
+	VPBLENDVB   Y9, Y8, Y7, Y7
 	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 48(AX)(R9*2)
+	VPSRLD      $0x10, Y7, Y7
+	VPACKUSDW   Y7, Y6, Y6
+	VPERMQ      $0xd8, Y6, Y6
+	VMOVDQU     Y6, 32(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop2
@@ -21461,7 +20553,7 @@ loop0s_done:
 loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
-	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-64, R11
@@ -21471,18 +20563,18 @@ loop0_long:
 	CMOVQGT R11, R12
 
 loop0:
-	VPSLLD $0x10, (BX)(R10*2), Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z2, Z2
-	VPANDD (BX)(R10*2), Z1, Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R10*2), Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z4, Z4
-	VPANDD 64(BX)(R10*2), Z1, Z8
-	VSUBPS Z0, Z8, Z8
-	VADDPS Z8, Z5, Z5
+	VPSLLD $0x10, (BX)(R10*2), Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z2, Z2
+	VPANDD (BX)(R10*2), Z1, Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z3, Z3
+	VPSLLD $0x10, 64(BX)(R10*2), Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z4, Z4
+	VPANDD 64(BX)(R10*2), Z1, Z9
+	VSUBPS Z0, Z9, Z9
+	VADDPS Z9, Z5, Z5
 	ADDQ   $+64, R10
 	CMPQ   R10, R12
 	JB     loop0
@@ -21493,7 +20585,7 @@ loop0:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z2, Z7, Z7
+	VADDPS Z2, Z8, Z8
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -21502,8 +20594,8 @@ loop0:
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z7, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	VADDPS Z8, Z6, Z6
+	VPXORD Z8, Z8, Z8
 
 loop0_chunk:
 	MOVQ    R9, R11
@@ -21553,8 +20645,8 @@ loop0_done:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z6, Z7, Z7
-	VADDPS Z7, Z2, Z2
+	VADDPS Z6, Z8, Z8
+	VADDPS Z8, Z2, Z2
 
 loop0_summed:
 	// pivotSum = sum(x - pivot)
@@ -21577,20 +20669,20 @@ loop0_summed:
 	VMULSS X2, X1, X1
 
 	// shift = pivot + pivotMean
-	VADDSS X1, X0, X0
+	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
 	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z1
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R10, Z0
+	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
 	CMPQ         R9, $+3903
 	JA           loop1_long
 	XORQ         R10, R10
@@ -21599,22 +20691,22 @@ loop0_summed:
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (BX)(R10*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z3, Z3
-	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R10*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z4, Z4
-	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(BX)(R10*2), Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z5, Z5
-	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R10*2), Z1, Z11
-	VSUBPS      Z0, Z11, Z11
-	VADDPS      Z11, Z6, Z6
-	VFMADD231PS Z11, Z11, Z10
+	VPSLLD      $0x10, (BX)(R10*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z3, Z3
+	VFMADD231PS Z12, Z12, Z8
+	VPANDD      (BX)(R10*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z4, Z4
+	VFMADD231PS Z12, Z12, Z9
+	VPSLLD      $0x10, 64(BX)(R10*2), Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z5, Z5
+	VFMADD231PS Z12, Z12, Z10
+	VPANDD      64(BX)(R10*2), Z0, Z12
+	VSUBPS      Z1, Z12, Z12
+	VADDPS      Z12, Z6, Z6
+	VFMADD231PS Z12, Z12, Z11
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1s
@@ -21626,11 +20718,11 @@ loop1s_vectors:
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (BX)(R10*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, Z3
-	VFMADD231PS Z1, Z1, Z7
+	VPMOVZXWD   (BX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, Z3
+	VFMADD231PS Z0, Z0, Z8
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JB          loop1s_vector
@@ -21638,28 +20730,28 @@ loop1s_vector:
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
-	VPMOVZXWD   Y1, Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, K1, Z3
-	VFMADD231PS Z1, Z1, K1, Z7
+	VMOVDQU16.Z (BX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, K1, Z3
+	VFMADD231PS Z0, Z0, K1, Z8
 
 loop1s_done:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
 	JMP    loop1_summed
 
 loop1_long:
 	// pass 2 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-64, R11
@@ -21669,22 +20761,22 @@ loop1_long:
 	CMOVQGT R11, R12
 
 loop1:
-	VPSLLD      $0x10, (BX)(R10*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z3, Z3
-	VFMADD231PS Z15, Z15, Z7
-	VPANDD      (BX)(R10*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z4, Z4
-	VFMADD231PS Z15, Z15, Z8
-	VPSLLD      $0x10, 64(BX)(R10*2), Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z5, Z5
-	VFMADD231PS Z15, Z15, Z9
-	VPANDD      64(BX)(R10*2), Z1, Z15
-	VSUBPS      Z0, Z15, Z15
-	VADDPS      Z15, Z6, Z6
-	VFMADD231PS Z15, Z15, Z10
+	VPSLLD      $0x10, (BX)(R10*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z3, Z3
+	VFMADD231PS Z16, Z16, Z8
+	VPANDD      (BX)(R10*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z4, Z4
+	VFMADD231PS Z16, Z16, Z9
+	VPSLLD      $0x10, 64(BX)(R10*2), Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z5, Z5
+	VFMADD231PS Z16, Z16, Z10
+	VPANDD      64(BX)(R10*2), Z0, Z16
+	VSUBPS      Z1, Z16, Z16
+	VADDPS      Z16, Z6, Z6
+	VFMADD231PS Z16, Z16, Z11
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
 	JB          loop1
@@ -21695,27 +20787,27 @@ loop1:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z3, Z13, Z13
+	VADDPS Z3, Z14, Z14
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VADDPS Z7, Z14, Z14
-	VPXORD Z7, Z7, Z7
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z8, Z15, Z15
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 	TESTQ  $+262143, R10
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z13, Z11, Z11
-	VPXORD Z13, Z13, Z13
 	VADDPS Z14, Z12, Z12
 	VPXORD Z14, Z14, Z14
+	VADDPS Z15, Z13, Z13
+	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
 	MOVQ    R9, R11
@@ -21732,123 +20824,123 @@ loop1_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z3, Z3
-	VFMADD231PS Z1, Z1, Z7
+	VPMOVZXWD   (BX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z3, Z3
+	VFMADD231PS Z0, Z0, Z8
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z4, Z4
-	VFMADD231PS Z1, Z1, Z8
+	VPMOVZXWD   (BX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z4, Z4
+	VFMADD231PS Z0, Z0, Z9
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z5, Z5
-	VFMADD231PS Z1, Z1, Z9
+	VPMOVZXWD   (BX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z5, Z5
+	VFMADD231PS Z0, Z0, Z10
 	ADDQ        $+16, R10
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
-	VPMOVZXWD   Y1, Z1
-	VPSLLD      $0x10, Z1, Z1
-	VSUBPS      Z0, Z1, Z1
-	VADDPS      Z1, Z6, K1, Z6
-	VFMADD231PS Z1, Z1, K1, Z10
+	VMOVDQU16.Z (BX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VSUBPS      Z1, Z0, Z0
+	VADDPS      Z0, Z6, K1, Z6
+	VFMADD231PS Z0, Z0, K1, Z11
 
 loop1_done:
 	VADDPS Z4, Z3, Z3
 	VADDPS Z6, Z5, Z5
 	VADDPS Z5, Z3, Z3
-	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z3, Z3
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
 	VADDPS Z12, Z14, Z14
-	VADDPS Z14, Z7, Z7
+	VADDPS Z14, Z3, Z3
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VADDPS Z13, Z15, Z15
+	VADDPS Z15, Z8, Z8
 
 loop1_summed:
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z3, Z3, Z1
-	VADDPS     Z1, Z3, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VSHUFF32X4 $0x4e, Z3, Z3, Z0
+	VADDPS     Z0, Z3, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z3
+	VADDPS     Z3, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z3
+	VADDSS     X3, X0, X0
 
 	// correction = devSum * invN
-	VMULSS X2, X1, X1
+	VMULSS X2, X0, X3
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z7, Z7, Z3
-	VADDPS     Z3, Z7, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VSHUFF32X4 $0x4e, Z8, Z8, Z0
+	VADDPS     Z0, Z8, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z4
+	VADDPS     Z4, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z4
+	VADDSS     X4, X0, X0
 
 	// meanSquare = squareSum * invN
-	VMULSS X2, X3, X2
+	VMULSS X2, X0, X0
 
 	// correctionSq = correction * correction
-	VMULSS X1, X1, X3
+	VMULSS X3, X3, X2
 
 	// variance = meanSquare - correctionSq
-	VSUBSS X3, X2, X2
+	VSUBSS X2, X0, X0
 
 	// eps = 1e-05
 	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	VMOVD R10, X2
 
 	// varianceEps = variance + eps
-	VADDSS X3, X2, X2
+	VADDSS X2, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
-	VUCOMISS X3, X2
+	VMOVD    R10, X2
+	VUCOMISS X2, X0
 	JA       done
 	JPS      done
 	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
-	VUCOMISS X2, X3
+	VMOVD    R10, X2
+	VUCOMISS X0, X2
 	JA       done
 
 	// the constant 1
 	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	VMOVD R10, X2
 
 	// std = sqrt(varianceEps)
-	VSQRTSS X2, X2, X2
+	VSQRTSS X0, X0, X0
 
 	// rstd = 1 / std
-	VDIVSS X2, X3, X2
+	VDIVSS X0, X2, X5
 
 	// mean = shift + correction
-	VADDSS X1, X0, X3
+	VADDSS X3, X1, X0
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z4
+	VPBROADCASTD R10, Z2
 	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z5
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X5, Z5
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
@@ -21857,108 +20949,92 @@ loop1_summed:
 loop2:
 	VPMOVZXWD   (BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
-	VMOVUPS     (SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K2
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_0:
-	VMOVDQU16   Y6, (AX)(R10*2)
+	VSUBPS      Z3, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (DI)(R10*4), Z8
+	VMOVUPS     (SI)(R10*4), Z9
+	VFMADD231PS Z9, Z6, Z8
 	VPMOVZXWD   32(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(DI)(R10*4), Z7
-	VMOVUPS     64(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K2
+	VSUBPS      Z3, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(DI)(R10*4), Z9
+	VMOVUPS     64(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z6, Z9
+	VFPCLASSPSZ $0x20, Z8, K2
+	VFPCLASSPSZ $0x20, Z9, K3
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z8, Z9, Z6
+	LONG         $0x4837d262
+	WORD         $0xf072
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z4, Z8, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z9, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z9, Z6, Z6
+	VCMPPS       $0x03, Z9, Z9, K2
+	VPORD        Z4, Z9, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z7, Z6
 
-bf16_1:
-	VMOVDQU16   Y6, 32(AX)(R10*2)
+bf16_0:
+	VMOVDQU16   Z6, (AX)(R10*2)
 	VPMOVZXWD   64(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(DI)(R10*4), Z7
-	VMOVUPS     128(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K2
-
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
-
-bf16_2:
-	VMOVDQU16   Y6, 64(AX)(R10*2)
+	VSUBPS      Z3, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(DI)(R10*4), Z8
+	VMOVUPS     128(SI)(R10*4), Z9
+	VFMADD231PS Z9, Z6, Z8
 	VPMOVZXWD   96(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(DI)(R10*4), Z7
-	VMOVUPS     192(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K2
+	VSUBPS      Z3, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(DI)(R10*4), Z9
+	VMOVUPS     192(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z6, Z9
+	VFPCLASSPSZ $0x20, Z8, K2
+	VFPCLASSPSZ $0x20, Z9, K3
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z7, Z6
-	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
-	VPSRLD   $0x10, Z6, Z6
-	VPMOVDW  Z6, Y6
+	// VCVTNE2PS2BF16 Z8, Z9, Z6
+	LONG         $0x4837d262
+	WORD         $0xf072
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z8, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z8, Z6, Z6
+	VCMPPS       $0x03, Z8, Z8, K2
+	VPORD        Z4, Z8, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z9, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z9, Z6, Z6
+	VCMPPS       $0x03, Z9, Z9, K2
+	VPORD        Z4, Z9, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z7, Z6
 
-bf16_3:
-	VMOVDQU16 Y6, 96(AX)(R10*2)
+bf16_1:
+	VMOVDQU16 Z6, 64(AX)(R10*2)
 	ADDQ      $+64, R10
 	CMPQ      R10, R11
 	JB        loop2
@@ -21972,29 +21048,29 @@ loop2_vectors:
 loop2_vector:
 	VPMOVZXWD   (BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
-	VMOVUPS     (SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VFPCLASSPSZ $0x20, Z7, K2
+	VSUBPS      Z3, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (DI)(R10*4), Z8
+	VMOVUPS     (SI)(R10*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VFPCLASSPSZ $0x20, Z8, K2
 
-	// VCVTNEPS2BF16 Z7, Y6
-	LONG     $0x487ef262
-	WORD     $0xf772
+	// VCVTNEPS2BF16 Z8, Y6
+	LONG     $0x487ed262
+	WORD     $0xf072
 	KORTESTW K2, K2
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z7, Z6
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z8, Z6
 	VPSRLD   $0x1f, Z6, Z6
-	VPADDD   Z4, Z6, Z6
-	VPADDD   Z7, Z6, Z6
-	VCMPPS   $0x03, Z7, Z7, K2
-	VPORD    Z5, Z7, K2, Z6
+	VPADDD   Z2, Z6, Z6
+	VPADDD   Z8, Z6, Z6
+	VCMPPS   $0x03, Z8, Z8, K2
+	VPORD    Z4, Z8, K2, Z6
 	VPSRLD   $0x10, Z6, Z6
 	VPMOVDW  Z6, Y6
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y6, (AX)(R10*2)
 	ADDQ      $+16, R10
 	CMPQ      R10, R11
@@ -22006,37 +21082,37 @@ loop2_tail:
 	VMOVDQU16.Z (BX)(R10*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (DI)(R10*4), K1, Z1
+	VSUBPS      Z1, Z6, Z1
+	VSUBPS      Z3, Z1, Z1
+	VMULPS      Z5, Z1, Z1
+	VMOVUPS.Z   (DI)(R10*4), K1, Z3
 	VMOVUPS.Z   (SI)(R10*4), K1, Z6
-	VFMADD231PS Z6, Z0, Z1
-	VFPCLASSPSZ $0x20, Z1, K2
+	VFMADD231PS Z6, Z1, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
 
-	// VCVTNEPS2BF16 Z1, Y0
+	// VCVTNEPS2BF16 Z3, Y1
 	LONG     $0x487ef262
-	WORD     $0xc172
+	WORD     $0xcb72
 	KORTESTW K2, K2
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z1, Z0
-	VPSRLD   $0x1f, Z0, Z0
-	VPADDD   Z4, Z0, Z0
-	VPADDD   Z1, Z0, Z0
-	VCMPPS   $0x03, Z1, Z1, K2
-	VPORD    Z5, Z1, K2, Z0
-	VPSRLD   $0x10, Z0, Z0
-	VPMOVDW  Z0, Y0
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z3, Z1
+	VPSRLD   $0x1f, Z1, Z1
+	VPADDD   Z2, Z1, Z1
+	VPADDD   Z3, Z1, Z1
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z4, Z3, K2, Z1
+	VPSRLD   $0x10, Z1, Z1
+	VPMOVDW  Z1, Y1
 
-bf16_5:
-	VMOVDQU16 Y0, K1, (AX)(R10*2)
+bf16_3:
+	VMOVDQU16 Y1, K1, (AX)(R10*2)
 
 loop2_done:
 	// mean[row] = mean
-	VMOVSS X3, (CX)
+	VMOVSS X0, (CX)
 
 	// rstd[row] = rstd
-	VMOVSS X2, (DX)
+	VMOVSS X5, (DX)
 	LEAQ   (AX)(R9*2), AX
 	ADDQ   $0x04, CX
 	ADDQ   $0x04, DX
@@ -22525,6 +21601,17 @@ loop1_summed:
 	VPBROADCASTD R10, Z4
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z5
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z7
+	VPMULLD      Z7, Z6, Z6
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z7
+	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -22534,74 +21621,66 @@ loop1_summed:
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (BX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
-	VMOVUPS     (SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z5, Z7, K2, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, (AX)(R10*2)
-	VPMOVZXWD   32(BX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(DI)(R10*4), Z7
-	VMOVUPS     64(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z5, Z7, K2, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 32(AX)(R10*2)
-	VPMOVZXWD   64(BX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(DI)(R10*4), Z7
-	VMOVUPS     128(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z5, Z7, K2, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 64(AX)(R10*2)
-	VPMOVZXWD   96(BX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(DI)(R10*4), Z7
-	VMOVUPS     192(SI)(R10*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z4, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z5, Z7, K2, Z6
-	VPSRLD      $0x10, Z6, Z6
-	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, 96(AX)(R10*2)
+	VPMOVZXWD   (BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     (DI)(R10*4), Z8
+	VMOVUPS     (SI)(R10*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   32(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     64(DI)(R10*4), Z9
+	VMOVUPS     64(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K2
+	VPORD       Z5, Z9, K2, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, (AX)(R10*2)
+	VPMOVZXWD   64(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     128(DI)(R10*4), Z8
+	VMOVUPS     128(SI)(R10*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   96(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     192(DI)(R10*4), Z9
+	VMOVUPS     192(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K2
+	VPORD       Z5, Z9, K2, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, 64(AX)(R10*2)
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop2
@@ -23196,36 +22275,33 @@ loop2:
 	VMOVUPS     (DI)(R10*4), Y7
 	VMOVUPS     (SI)(R10*4), Y8
 	VFMADD231PS Y8, Y6, Y7
-	VPSLLD      $0x0f, Y7, Y6
-	VPSRLD      $0x1f, Y6, Y6
-	VPADDD      Y4, Y6, Y6
-	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
-	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
-	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, (AX)(R10*2)
 	VPMOVZXWD   16(BX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
 	VMULPS      Y2, Y6, Y6
-	VMOVUPS     32(DI)(R10*4), Y7
-	VMOVUPS     32(SI)(R10*4), Y8
-	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     32(DI)(R10*4), Y8
+	VMOVUPS     32(SI)(R10*4), Y9
+	VFMADD231PS Y9, Y6, Y8
 	VPSLLD      $0x0f, Y7, Y6
 	VPSRLD      $0x1f, Y6, Y6
 	VPADDD      Y4, Y6, Y6
 	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
+	VCMPPS      $0x03, Y7, Y7, Y9
 	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSLLD      $0x0f, Y8, Y7
+	VPSRLD      $0x1f, Y7, Y7
+	VPADDD      Y4, Y7, Y7
+	VPADDD      Y8, Y7, Y7
+	VCMPPS      $0x03, Y8, Y8, Y9
+	VPOR        Y5, Y8, Y8
+	VPBLENDVB   Y9, Y8, Y7, Y7
 	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 16(AX)(R10*2)
+	VPSRLD      $0x10, Y7, Y7
+	VPACKUSDW   Y7, Y6, Y6
+	VPERMQ      $0xd8, Y6, Y6
+	VMOVDQU     Y6, (AX)(R10*2)
 	VPMOVZXWD   32(BX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
@@ -23234,36 +22310,33 @@ loop2:
 	VMOVUPS     64(DI)(R10*4), Y7
 	VMOVUPS     64(SI)(R10*4), Y8
 	VFMADD231PS Y8, Y6, Y7
-	VPSLLD      $0x0f, Y7, Y6
-	VPSRLD      $0x1f, Y6, Y6
-	VPADDD      Y4, Y6, Y6
-	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
-	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
-	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 32(AX)(R10*2)
 	VPMOVZXWD   48(BX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VSUBPS      Y0, Y6, Y6
 	VSUBPS      Y1, Y6, Y6
 	VMULPS      Y2, Y6, Y6
-	VMOVUPS     96(DI)(R10*4), Y7
-	VMOVUPS     96(SI)(R10*4), Y8
-	VFMADD231PS Y8, Y6, Y7
+	VMOVUPS     96(DI)(R10*4), Y8
+	VMOVUPS     96(SI)(R10*4), Y9
+	VFMADD231PS Y9, Y6, Y8
 	VPSLLD      $0x0f, Y7, Y6
 	VPSRLD      $0x1f, Y6, Y6
 	VPADDD      Y4, Y6, Y6
 	VPADDD      Y7, Y6, Y6
-	VCMPPS      $0x03, Y7, Y7, Y8
+	VCMPPS      $0x03, Y7, Y7, Y9
 	VPOR        Y5, Y7, Y7
-	VPBLENDVB   Y8, Y7, Y6, Y6
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSLLD      $0x0f, Y8, Y7
+	VPSRLD      $0x1f, Y7, Y7
+	VPADDD      Y4, Y7, Y7
+	VPADDD      Y8, Y7, Y7
+	VCMPPS      $0x03, Y8, Y8, Y9
+	VPOR        Y5, Y8, Y8
+	VPBLENDVB   Y9, Y8, Y7, Y7
 	VPSRLD      $0x10, Y6, Y6
-	VPACKUSDW   Y6, Y6, Y6
-	VPERMQ      $0x08, Y6, Y6
-	VMOVDQU     X6, 48(AX)(R10*2)
+	VPSRLD      $0x10, Y7, Y7
+	VPACKUSDW   Y7, Y6, Y6
+	VPERMQ      $0xd8, Y6, Y6
+	VMOVDQU     Y6, 32(AX)(R10*2)
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop2
@@ -23345,7 +22418,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrainBackwardRows768(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
 TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -23419,28 +22492,28 @@ bloop0:
 	VMULPS      Z20, Z19, Z19
 	VPMOVZXWD   (DX)(R9*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1536(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3072(DX)(R9*2), Z22
+	VPMOVZXWD   1536(DX)(R9*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4608(DX)(R9*2), Z23
+	VPMOVZXWD   3072(DX)(R9*2), Z23
 	VPSLLD      $0x10, Z23, Z23
+	VPMOVZXWD   4608(DX)(R9*2), Z24
+	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z1, Z22, Z22
+	VSUBPS      Z2, Z23, Z23
+	VSUBPS      Z3, Z24, Z24
 	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
+	VMULPS      Z5, Z22, Z22
+	VMULPS      Z6, Z23, Z23
+	VMULPS      Z7, Z24, Z24
 	VADDPS      Z16, Z8, Z8
 	VADDPS      Z17, Z10, Z10
 	VADDPS      Z18, Z12, Z12
 	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
+	VFMADD231PS Z22, Z17, Z11
+	VFMADD231PS Z23, Z18, Z13
+	VFMADD231PS Z24, Z19, Z15
 	VPMOVZXWD   32(CX)(R9*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VPMOVZXWD   1568(CX)(R9*2), Z17
@@ -23456,28 +22529,28 @@ bloop0:
 	VMULPS      Z20, Z19, Z19
 	VPMOVZXWD   32(DX)(R9*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1568(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3104(DX)(R9*2), Z22
+	VPMOVZXWD   1568(DX)(R9*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4640(DX)(R9*2), Z23
+	VPMOVZXWD   3104(DX)(R9*2), Z23
 	VPSLLD      $0x10, Z23, Z23
+	VPMOVZXWD   4640(DX)(R9*2), Z24
+	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z1, Z22, Z22
+	VSUBPS      Z2, Z23, Z23
+	VSUBPS      Z3, Z24, Z24
 	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
+	VMULPS      Z5, Z22, Z22
+	VMULPS      Z6, Z23, Z23
+	VMULPS      Z7, Z24, Z24
 	VADDPS      Z16, Z8, Z8
 	VADDPS      Z17, Z10, Z10
 	VADDPS      Z18, Z12, Z12
 	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
+	VFMADD231PS Z22, Z17, Z11
+	VFMADD231PS Z23, Z18, Z13
+	VFMADD231PS Z24, Z19, Z15
 	VPMOVZXWD   64(CX)(R9*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VPMOVZXWD   1600(CX)(R9*2), Z17
@@ -23493,28 +22566,28 @@ bloop0:
 	VMULPS      Z20, Z19, Z19
 	VPMOVZXWD   64(DX)(R9*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1600(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3136(DX)(R9*2), Z22
+	VPMOVZXWD   1600(DX)(R9*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4672(DX)(R9*2), Z23
+	VPMOVZXWD   3136(DX)(R9*2), Z23
 	VPSLLD      $0x10, Z23, Z23
+	VPMOVZXWD   4672(DX)(R9*2), Z24
+	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z1, Z22, Z22
+	VSUBPS      Z2, Z23, Z23
+	VSUBPS      Z3, Z24, Z24
 	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
+	VMULPS      Z5, Z22, Z22
+	VMULPS      Z6, Z23, Z23
+	VMULPS      Z7, Z24, Z24
 	VADDPS      Z16, Z8, Z8
 	VADDPS      Z17, Z10, Z10
 	VADDPS      Z18, Z12, Z12
 	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
+	VFMADD231PS Z22, Z17, Z11
+	VFMADD231PS Z23, Z18, Z13
+	VFMADD231PS Z24, Z19, Z15
 	VPMOVZXWD   96(CX)(R9*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VPMOVZXWD   1632(CX)(R9*2), Z17
@@ -23530,28 +22603,28 @@ bloop0:
 	VMULPS      Z20, Z19, Z19
 	VPMOVZXWD   96(DX)(R9*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1632(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3168(DX)(R9*2), Z22
+	VPMOVZXWD   1632(DX)(R9*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4704(DX)(R9*2), Z23
+	VPMOVZXWD   3168(DX)(R9*2), Z23
 	VPSLLD      $0x10, Z23, Z23
+	VPMOVZXWD   4704(DX)(R9*2), Z24
+	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
+	VSUBPS      Z1, Z22, Z22
+	VSUBPS      Z2, Z23, Z23
+	VSUBPS      Z3, Z24, Z24
 	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
+	VMULPS      Z5, Z22, Z22
+	VMULPS      Z6, Z23, Z23
+	VMULPS      Z7, Z24, Z24
 	VADDPS      Z16, Z8, Z8
 	VADDPS      Z17, Z10, Z10
 	VADDPS      Z18, Z12, Z12
 	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
+	VFMADD231PS Z22, Z17, Z11
+	VFMADD231PS Z23, Z18, Z13
+	VFMADD231PS Z24, Z19, Z15
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop0
@@ -23564,63 +22637,63 @@ bloop0:
 	VPERMILPS  $0x4e, Z8, Z16
 	VADDPS     Z16, Z8, Z8
 	VPERMILPS  $0xb1, Z8, Z16
-	VADDSS     X16, X8, X8
+	VADDSS     X16, X8, X16
 
 	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z16
-	VADDSS     X16, X10, X10
+	VSHUFF32X4 $0x4e, Z10, Z10, Z8
+	VADDPS     Z8, Z10, Z8
+	VSHUFF32X4 $0xb1, Z8, Z8, Z10
+	VADDPS     Z10, Z8, Z8
+	VPERMILPS  $0x4e, Z8, Z10
+	VADDPS     Z10, Z8, Z8
+	VPERMILPS  $0xb1, Z8, Z10
+	VADDSS     X10, X8, X10
 
 	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z16
-	VADDSS     X16, X12, X12
+	VSHUFF32X4 $0x4e, Z12, Z12, Z8
+	VADDPS     Z8, Z12, Z8
+	VSHUFF32X4 $0xb1, Z8, Z8, Z12
+	VADDPS     Z12, Z8, Z8
+	VPERMILPS  $0x4e, Z8, Z12
+	VADDPS     Z12, Z8, Z8
+	VPERMILPS  $0xb1, Z8, Z12
+	VADDSS     X12, X8, X12
 
 	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z14, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z16
-	VADDSS     X16, X14, X14
+	VSHUFF32X4 $0x4e, Z14, Z14, Z8
+	VADDPS     Z8, Z14, Z8
+	VSHUFF32X4 $0xb1, Z8, Z8, Z14
+	VADDPS     Z14, Z8, Z8
+	VPERMILPS  $0x4e, Z8, Z14
+	VADDPS     Z14, Z8, Z8
+	VPERMILPS  $0xb1, Z8, Z14
+	VADDSS     X14, X8, X8
 
 	// s3 = 1/768
 	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X16
+	VMOVD R9, X14
 
 	// s4 = s2 * s3
-	VMULSS X16, X8, X8
+	VMULSS X14, X16, X16
 
 	// s4 = s2 * s3
-	VMULSS X16, X10, X10
+	VMULSS X14, X10, X10
 
 	// s4 = s2 * s3
-	VMULSS X16, X12, X12
+	VMULSS X14, X12, X12
 
 	// s4 = s2 * s3
-	VMULSS X16, X14, X14
+	VMULSS X14, X8, X8
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
-	VUCOMISS X17, X8
+	VUCOMISS X17, X16
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
 	VMOVD    R9, X17
-	VUCOMISS X8, X17
+	VUCOMISS X16, X17
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
@@ -23648,12 +22721,12 @@ bloop0:
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
 	VMOVD    R9, X17
-	VUCOMISS X17, X14
+	VUCOMISS X17, X8
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
 	VMOVD    R9, X17
-	VUCOMISS X14, X17
+	VUCOMISS X8, X17
 	JA       row
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
@@ -23664,119 +22737,119 @@ bloop0:
 	VPERMILPS  $0x4e, Z9, Z17
 	VADDPS     Z17, Z9, Z9
 	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	VADDSS     X17, X9, X17
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
+	VSHUFF32X4 $0x4e, Z11, Z11, Z9
+	VADDPS     Z9, Z11, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z11
+	VADDPS     Z11, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z11
+	VADDPS     Z11, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z11
+	VADDSS     X11, X9, X11
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
+	VSHUFF32X4 $0x4e, Z13, Z13, Z9
+	VADDPS     Z9, Z13, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z13
+	VADDPS     Z13, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z13
+	VADDSS     X13, X9, X13
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	VSHUFF32X4 $0x4e, Z15, Z15, Z9
+	VADDPS     Z9, Z15, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z15
+	VADDPS     Z15, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z15
+	VADDPS     Z15, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z15
+	VADDSS     X15, X9, X9
 
 	// s6 = s5 * s3
-	VMULSS X16, X9, X9
+	VMULSS X14, X17, X15
 
 	// s6 = s5 * s3
-	VMULSS X16, X11, X11
+	VMULSS X14, X11, X11
 
 	// s6 = s5 * s3
-	VMULSS X16, X13, X13
+	VMULSS X14, X13, X13
 
 	// s6 = s5 * s3
-	VMULSS X16, X15, X15
+	VMULSS X14, X9, X9
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X9
+	VMOVD    R9, X14
+	VUCOMISS X14, X15
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X9, X16
-	JA       row
-
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X11
-	JA       row
-	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X11, X16
+	VMOVD    R9, X14
+	VUCOMISS X15, X14
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X13
+	VMOVD    R9, X14
+	VUCOMISS X14, X11
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X13, X16
+	VMOVD    R9, X14
+	VUCOMISS X11, X14
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X15
+	VMOVD    R9, X14
+	VUCOMISS X14, X13
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X15, X16
+	VMOVD    R9, X14
+	VUCOMISS X13, X14
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X14
+	VUCOMISS X14, X9
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X14
+	VUCOMISS X9, X14
 	JA       row
 
 	// the constant 0
 	MOVL  $0x00000000, R9
-	VMOVD R9, X16
+	VMOVD R9, X14
 
 	// s8 = 0 - s6
-	VSUBSS X9, X16, X9
+	VSUBSS X15, X14, X15
 
 	// s8 = 0 - s6
-	VSUBSS X11, X16, X11
+	VSUBSS X11, X14, X11
 
 	// s8 = 0 - s6
-	VSUBSS X13, X16, X13
+	VSUBSS X13, X14, X13
 
 	// s8 = 0 - s6
-	VSUBSS X15, X16, X15
+	VSUBSS X9, X14, X9
 
 	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z16
+	VPBROADCASTD R9, Z14
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z17
-	VBROADCASTSS X8, Z8
+	VBROADCASTSS X16, Z16
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X15, Z15
 	XORQ         R9, R9
 
 b0loop1:
@@ -23784,118 +22857,102 @@ b0loop1:
 	VPSLLD      $0x10, Z18, Z18
 	VMOVUPS     (DI)(R9*4), Z19
 	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
+	VSUBPS      Z16, Z18, Z18
 	VPMOVZXWD   (DX)(R9*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
+	VFMADD231PS Z15, Z19, Z18
 	VMULPS      Z4, Z18, Z18
+	VPMOVZXWD   32(CX)(R9*2), Z19
+	VPSLLD      $0x10, Z19, Z19
+	VMOVUPS     64(DI)(R9*4), Z20
+	VMULPS      Z20, Z19, Z19
+	VSUBPS      Z16, Z19, Z19
+	VPMOVZXWD   32(DX)(R9*2), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VSUBPS      Z0, Z20, Z20
+	VMULPS      Z4, Z20, Z20
+	VFMADD231PS Z15, Z20, Z19
+	VMULPS      Z4, Z19, Z19
 	VFPCLASSPSZ $0x20, Z18, K1
+	VFPCLASSPSZ $0x20, Z19, K2
 
-	// VCVTNEPS2BF16 Z18, Y19
-	LONG     $0x487ea262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z18, Z19
-	VPSRLD   $0x1f, Z19, Z19
-	VPADDD   Z16, Z19, Z19
-	VPADDD   Z18, Z19, Z19
-	VCMPPS   $0x03, Z18, Z18, K1
-	VPORD    Z17, Z18, K1, Z19
-	VPSRLD   $0x10, Z19, Z19
-	VPMOVDW  Z19, Y19
+	// VCVTNE2PS2BF16 Z18, Z19, Z20
+	LONG         $0x4067a262
+	WORD         $0xe272
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z18, Z20
+	VPSRLD       $0x1f, Z20, Z20
+	VPADDD       Z14, Z20, Z20
+	VPADDD       Z18, Z20, Z20
+	VCMPPS       $0x03, Z18, Z18, K1
+	VPORD        Z17, Z18, K1, Z20
+	VPSRLD       $0x10, Z20, Z20
+	VPMOVDW      Z20, Y21
+	VPSLLD       $0x0f, Z19, Z18
+	VPSRLD       $0x1f, Z18, Z18
+	VPADDD       Z14, Z18, Z18
+	VPADDD       Z19, Z18, Z18
+	VCMPPS       $0x03, Z19, Z19, K1
+	VPORD        Z17, Z19, K1, Z18
+	VPSRLD       $0x10, Z18, Z18
+	VPMOVDW      Z18, Y18
+	VINSERTI64X4 $0x01, Y18, Z21, Z20
 
 bf16_0:
-	VMOVDQU16   Y19, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     64(DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   32(DX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
-	VFPCLASSPSZ $0x20, Z18, K1
-
-	// VCVTNEPS2BF16 Z18, Y19
-	LONG     $0x487ea262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z18, Z19
-	VPSRLD   $0x1f, Z19, Z19
-	VPADDD   Z16, Z19, Z19
-	VPADDD   Z18, Z19, Z19
-	VCMPPS   $0x03, Z18, Z18, K1
-	VPORD    Z17, Z18, K1, Z19
-	VPSRLD   $0x10, Z19, Z19
-	VPMOVDW  Z19, Y19
-
-bf16_1:
-	VMOVDQU16   Y19, 32(AX)(R9*2)
+	VMOVDQU16   Z20, (AX)(R9*2)
 	VPMOVZXWD   64(CX)(R9*2), Z18
 	VPSLLD      $0x10, Z18, Z18
 	VMOVUPS     128(DI)(R9*4), Z19
 	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
+	VSUBPS      Z16, Z18, Z18
 	VPMOVZXWD   64(DX)(R9*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
+	VFMADD231PS Z15, Z19, Z18
 	VMULPS      Z4, Z18, Z18
-	VFPCLASSPSZ $0x20, Z18, K1
-
-	// VCVTNEPS2BF16 Z18, Y19
-	LONG     $0x487ea262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z18, Z19
-	VPSRLD   $0x1f, Z19, Z19
-	VPADDD   Z16, Z19, Z19
-	VPADDD   Z18, Z19, Z19
-	VCMPPS   $0x03, Z18, Z18, K1
-	VPORD    Z17, Z18, K1, Z19
-	VPSRLD   $0x10, Z19, Z19
-	VPMOVDW  Z19, Y19
-
-bf16_2:
-	VMOVDQU16   Y19, 64(AX)(R9*2)
-	VPMOVZXWD   96(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     192(DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   96(DX)(R9*2), Z19
+	VPMOVZXWD   96(CX)(R9*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
+	VMOVUPS     192(DI)(R9*4), Z20
+	VMULPS      Z20, Z19, Z19
+	VSUBPS      Z16, Z19, Z19
+	VPMOVZXWD   96(DX)(R9*2), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VSUBPS      Z0, Z20, Z20
+	VMULPS      Z4, Z20, Z20
+	VFMADD231PS Z15, Z20, Z19
 	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
 	VFPCLASSPSZ $0x20, Z18, K1
+	VFPCLASSPSZ $0x20, Z19, K2
 
-	// VCVTNEPS2BF16 Z18, Y19
-	LONG     $0x487ea262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z18, Z19
-	VPSRLD   $0x1f, Z19, Z19
-	VPADDD   Z16, Z19, Z19
-	VPADDD   Z18, Z19, Z19
-	VCMPPS   $0x03, Z18, Z18, K1
-	VPORD    Z17, Z18, K1, Z19
-	VPSRLD   $0x10, Z19, Z19
-	VPMOVDW  Z19, Y19
+	// VCVTNE2PS2BF16 Z18, Z19, Z20
+	LONG         $0x4067a262
+	WORD         $0xe272
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z18, Z20
+	VPSRLD       $0x1f, Z20, Z20
+	VPADDD       Z14, Z20, Z20
+	VPADDD       Z18, Z20, Z20
+	VCMPPS       $0x03, Z18, Z18, K1
+	VPORD        Z17, Z18, K1, Z20
+	VPSRLD       $0x10, Z20, Z20
+	VPMOVDW      Z20, Y21
+	VPSLLD       $0x0f, Z19, Z18
+	VPSRLD       $0x1f, Z18, Z18
+	VPADDD       Z14, Z18, Z18
+	VPADDD       Z19, Z18, Z18
+	VCMPPS       $0x03, Z19, Z19, K1
+	VPORD        Z17, Z19, K1, Z18
+	VPSRLD       $0x10, Z18, Z18
+	VPMOVDW      Z18, Y18
+	VINSERTI64X4 $0x01, Y18, Z21, Z20
 
-bf16_3:
-	VMOVDQU16 Y19, 96(AX)(R9*2)
+bf16_1:
+	VMOVDQU16 Z20, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b0loop1
@@ -23905,129 +22962,113 @@ bf16_3:
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z4
-	VBROADCASTSS X10, Z8
+	VBROADCASTSS X10, Z10
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
-	VBROADCASTSS X11, Z9
+	VBROADCASTSS X11, Z11
 	XORQ         R9, R9
 
 b1loop1:
-	VPMOVZXWD   1536(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1536(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VFPCLASSPSZ $0x20, Z10, K1
+	VPMOVZXWD   1536(CX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VMOVUPS     (DI)(R9*4), Z15
+	VMULPS      Z15, Z14, Z14
+	VSUBPS      Z10, Z14, Z14
+	VPMOVZXWD   1536(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z5, Z15, Z15
+	VFMADD231PS Z11, Z15, Z14
+	VMULPS      Z5, Z14, Z14
+	VPMOVZXWD   1568(CX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VMOVUPS     64(DI)(R9*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VSUBPS      Z10, Z15, Z15
+	VPMOVZXWD   1568(DX)(R9*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VFMADD231PS Z11, Z16, Z15
+	VMULPS      Z5, Z15, Z15
+	VFPCLASSPSZ $0x20, Z14, K1
+	VFPCLASSPSZ $0x20, Z15, K2
 
-	// VCVTNEPS2BF16 Z10, Y11
-	LONG     $0x487e5262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z10, Z11
-	VPSRLD   $0x1f, Z11, Z11
-	VPADDD   Z0, Z11, Z11
-	VPADDD   Z10, Z11, Z11
-	VCMPPS   $0x03, Z10, Z10, K1
-	VPORD    Z4, Z10, K1, Z11
-	VPSRLD   $0x10, Z11, Z11
-	VPMOVDW  Z11, Y11
+	// VCVTNE2PS2BF16 Z14, Z15, Z16
+	LONG         $0x4807c262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z14, Z16
+	VPSRLD       $0x1f, Z16, Z16
+	VPADDD       Z0, Z16, Z16
+	VPADDD       Z14, Z16, Z16
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z4, Z14, K1, Z16
+	VPSRLD       $0x10, Z16, Z16
+	VPMOVDW      Z16, Y21
+	VPSLLD       $0x0f, Z15, Z14
+	VPSRLD       $0x1f, Z14, Z14
+	VPADDD       Z0, Z14, Z14
+	VPADDD       Z15, Z14, Z14
+	VCMPPS       $0x03, Z15, Z15, K1
+	VPORD        Z4, Z15, K1, Z14
+	VPSRLD       $0x10, Z14, Z14
+	VPMOVDW      Z14, Y14
+	VINSERTI64X4 $0x01, Y14, Z21, Z16
 
-bf16_4:
-	VMOVDQU16   Y11, 1536(AX)(R9*2)
-	VPMOVZXWD   1568(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1568(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VFPCLASSPSZ $0x20, Z10, K1
+bf16_2:
+	VMOVDQU16   Z16, 1536(AX)(R9*2)
+	VPMOVZXWD   1600(CX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VMOVUPS     128(DI)(R9*4), Z15
+	VMULPS      Z15, Z14, Z14
+	VSUBPS      Z10, Z14, Z14
+	VPMOVZXWD   1600(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z5, Z15, Z15
+	VFMADD231PS Z11, Z15, Z14
+	VMULPS      Z5, Z14, Z14
+	VPMOVZXWD   1632(CX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VMOVUPS     192(DI)(R9*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VSUBPS      Z10, Z15, Z15
+	VPMOVZXWD   1632(DX)(R9*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z1, Z16, Z16
+	VMULPS      Z5, Z16, Z16
+	VFMADD231PS Z11, Z16, Z15
+	VMULPS      Z5, Z15, Z15
+	VFPCLASSPSZ $0x20, Z14, K1
+	VFPCLASSPSZ $0x20, Z15, K2
 
-	// VCVTNEPS2BF16 Z10, Y11
-	LONG     $0x487e5262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z10, Z11
-	VPSRLD   $0x1f, Z11, Z11
-	VPADDD   Z0, Z11, Z11
-	VPADDD   Z10, Z11, Z11
-	VCMPPS   $0x03, Z10, Z10, K1
-	VPORD    Z4, Z10, K1, Z11
-	VPSRLD   $0x10, Z11, Z11
-	VPMOVDW  Z11, Y11
+	// VCVTNE2PS2BF16 Z14, Z15, Z16
+	LONG         $0x4807c262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z14, Z16
+	VPSRLD       $0x1f, Z16, Z16
+	VPADDD       Z0, Z16, Z16
+	VPADDD       Z14, Z16, Z16
+	VCMPPS       $0x03, Z14, Z14, K1
+	VPORD        Z4, Z14, K1, Z16
+	VPSRLD       $0x10, Z16, Z16
+	VPMOVDW      Z16, Y21
+	VPSLLD       $0x0f, Z15, Z14
+	VPSRLD       $0x1f, Z14, Z14
+	VPADDD       Z0, Z14, Z14
+	VPADDD       Z15, Z14, Z14
+	VCMPPS       $0x03, Z15, Z15, K1
+	VPORD        Z4, Z15, K1, Z14
+	VPSRLD       $0x10, Z14, Z14
+	VPMOVDW      Z14, Y14
+	VINSERTI64X4 $0x01, Y14, Z21, Z16
 
-bf16_5:
-	VMOVDQU16   Y11, 1568(AX)(R9*2)
-	VPMOVZXWD   1600(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1600(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VFPCLASSPSZ $0x20, Z10, K1
-
-	// VCVTNEPS2BF16 Z10, Y11
-	LONG     $0x487e5262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z10, Z11
-	VPSRLD   $0x1f, Z11, Z11
-	VPADDD   Z0, Z11, Z11
-	VPADDD   Z10, Z11, Z11
-	VCMPPS   $0x03, Z10, Z10, K1
-	VPORD    Z4, Z10, K1, Z11
-	VPSRLD   $0x10, Z11, Z11
-	VPMOVDW  Z11, Y11
-
-bf16_6:
-	VMOVDQU16   Y11, 1600(AX)(R9*2)
-	VPMOVZXWD   1632(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1632(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VFPCLASSPSZ $0x20, Z10, K1
-
-	// VCVTNEPS2BF16 Z10, Y11
-	LONG     $0x487e5262
-	WORD     $0xda72
-	KORTESTW K1, K1
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z10, Z11
-	VPSRLD   $0x1f, Z11, Z11
-	VPADDD   Z0, Z11, Z11
-	VPADDD   Z10, Z11, Z11
-	VCMPPS   $0x03, Z10, Z10, K1
-	VPORD    Z4, Z10, K1, Z11
-	VPSRLD   $0x10, Z11, Z11
-	VPMOVDW  Z11, Y11
-
-bf16_7:
-	VMOVDQU16 Y11, 1632(AX)(R9*2)
+bf16_3:
+	VMOVDQU16 Z16, 1600(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b1loop1
@@ -24044,122 +23085,106 @@ bf16_7:
 	XORQ         R9, R9
 
 b2loop1:
-	VPMOVZXWD   3072(CX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     (DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3072(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
+	VPMOVZXWD   3072(CX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VMOVUPS     (DI)(R9*4), Z11
+	VMULPS      Z11, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VPMOVZXWD   3072(DX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VFMADD231PS Z6, Z11, Z10
+	VMULPS      Z5, Z10, Z10
+	VPMOVZXWD   3104(CX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     64(DI)(R9*4), Z12
+	VMULPS      Z12, Z11, Z11
+	VSUBPS      Z4, Z11, Z11
+	VPMOVZXWD   3104(DX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VFMADD231PS Z6, Z12, Z11
+	VMULPS      Z5, Z11, Z11
+	VFPCLASSPSZ $0x20, Z10, K1
+	VFPCLASSPSZ $0x20, Z11, K2
 
-	// VCVTNEPS2BF16 Z8, Y9
-	LONG     $0x487e5262
-	WORD     $0xc872
-	KORTESTW K1, K1
-	JZ       bf16_8
-	VPSLLD   $0x0f, Z8, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z8, Z9, Z9
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z10, Z11, Z12
+	LONG         $0x48275262
+	WORD         $0xe272
+	KORTESTW     K2, K1
+	JZ           bf16_4
+	VPSLLD       $0x0f, Z10, Z12
+	VPSRLD       $0x1f, Z12, Z12
+	VPADDD       Z0, Z12, Z12
+	VPADDD       Z10, Z12, Z12
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z12
+	VPSRLD       $0x10, Z12, Z12
+	VPMOVDW      Z12, Y21
+	VPSLLD       $0x0f, Z11, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z11, Z10, Z10
+	VCMPPS       $0x03, Z11, Z11, K1
+	VPORD        Z1, Z11, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y10
+	VINSERTI64X4 $0x01, Y10, Z21, Z12
 
-bf16_8:
-	VMOVDQU16   Y9, 3072(AX)(R9*2)
-	VPMOVZXWD   3104(CX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     64(DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3104(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
+bf16_4:
+	VMOVDQU16   Z12, 3072(AX)(R9*2)
+	VPMOVZXWD   3136(CX)(R9*2), Z10
+	VPSLLD      $0x10, Z10, Z10
+	VMOVUPS     128(DI)(R9*4), Z11
+	VMULPS      Z11, Z10, Z10
+	VSUBPS      Z4, Z10, Z10
+	VPMOVZXWD   3136(DX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VFMADD231PS Z6, Z11, Z10
+	VMULPS      Z5, Z10, Z10
+	VPMOVZXWD   3168(CX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     192(DI)(R9*4), Z12
+	VMULPS      Z12, Z11, Z11
+	VSUBPS      Z4, Z11, Z11
+	VPMOVZXWD   3168(DX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z2, Z12, Z12
+	VMULPS      Z5, Z12, Z12
+	VFMADD231PS Z6, Z12, Z11
+	VMULPS      Z5, Z11, Z11
+	VFPCLASSPSZ $0x20, Z10, K1
+	VFPCLASSPSZ $0x20, Z11, K2
 
-	// VCVTNEPS2BF16 Z8, Y9
-	LONG     $0x487e5262
-	WORD     $0xc872
-	KORTESTW K1, K1
-	JZ       bf16_9
-	VPSLLD   $0x0f, Z8, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z8, Z9, Z9
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
+	// VCVTNE2PS2BF16 Z10, Z11, Z12
+	LONG         $0x48275262
+	WORD         $0xe272
+	KORTESTW     K2, K1
+	JZ           bf16_5
+	VPSLLD       $0x0f, Z10, Z12
+	VPSRLD       $0x1f, Z12, Z12
+	VPADDD       Z0, Z12, Z12
+	VPADDD       Z10, Z12, Z12
+	VCMPPS       $0x03, Z10, Z10, K1
+	VPORD        Z1, Z10, K1, Z12
+	VPSRLD       $0x10, Z12, Z12
+	VPMOVDW      Z12, Y21
+	VPSLLD       $0x0f, Z11, Z10
+	VPSRLD       $0x1f, Z10, Z10
+	VPADDD       Z0, Z10, Z10
+	VPADDD       Z11, Z10, Z10
+	VCMPPS       $0x03, Z11, Z11, K1
+	VPORD        Z1, Z11, K1, Z10
+	VPSRLD       $0x10, Z10, Z10
+	VPMOVDW      Z10, Y10
+	VINSERTI64X4 $0x01, Y10, Z21, Z12
 
-bf16_9:
-	VMOVDQU16   Y9, 3104(AX)(R9*2)
-	VPMOVZXWD   3136(CX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     128(DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3136(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
-
-	// VCVTNEPS2BF16 Z8, Y9
-	LONG     $0x487e5262
-	WORD     $0xc872
-	KORTESTW K1, K1
-	JZ       bf16_10
-	VPSLLD   $0x0f, Z8, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z8, Z9, Z9
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_10:
-	VMOVDQU16   Y9, 3136(AX)(R9*2)
-	VPMOVZXWD   3168(CX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     192(DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3168(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VFPCLASSPSZ $0x20, Z8, K1
-
-	// VCVTNEPS2BF16 Z8, Y9
-	LONG     $0x487e5262
-	WORD     $0xc872
-	KORTESTW K1, K1
-	JZ       bf16_11
-	VPSLLD   $0x0f, Z8, Z9
-	VPSRLD   $0x1f, Z9, Z9
-	VPADDD   Z0, Z9, Z9
-	VPADDD   Z8, Z9, Z9
-	VCMPPS   $0x03, Z8, Z8, K1
-	VPORD    Z1, Z8, K1, Z9
-	VPSRLD   $0x10, Z9, Z9
-	VPMOVDW  Z9, Y9
-
-bf16_11:
-	VMOVDQU16 Y9, 3168(AX)(R9*2)
+bf16_5:
+	VMOVDQU16 Z12, 3136(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b2loop1
@@ -24169,10 +23194,10 @@ bf16_11:
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z1
-	VBROADCASTSS X14, Z2
+	VBROADCASTSS X8, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X7, Z4
-	VBROADCASTSS X15, Z5
+	VBROADCASTSS X9, Z5
 	XORQ         R9, R9
 
 b3loop1:
@@ -24187,53 +23212,45 @@ b3loop1:
 	VMULPS      Z4, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z4, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_12
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_12:
-	VMOVDQU16   Y7, 4608(AX)(R9*2)
-	VPMOVZXWD   4640(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4640(DX)(R9*2), Z7
+	VPMOVZXWD   4640(CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
+	VMOVUPS     64(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   4640(DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z3, Z8, Z8
+	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_13
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_6
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y21
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
-bf16_13:
-	VMOVDQU16   Y7, 4640(AX)(R9*2)
+bf16_6:
+	VMOVDQU16   Z8, 4608(AX)(R9*2)
 	VPMOVZXWD   4672(CX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS     128(DI)(R9*4), Z7
@@ -24245,53 +23262,45 @@ bf16_13:
 	VMULPS      Z4, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z4, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_14
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_14:
-	VMOVDQU16   Y7, 4672(AX)(R9*2)
-	VPMOVZXWD   4704(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4704(DX)(R9*2), Z7
+	VPMOVZXWD   4704(CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
+	VMOVUPS     192(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   4704(DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z3, Z8, Z8
+	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_15
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z0, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z1, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_7
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z0, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z1, Z6, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y21
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z1, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
-bf16_15:
-	VMOVDQU16 Y7, 4704(AX)(R9*2)
+bf16_7:
+	VMOVDQU16 Z8, 4672(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        b3loop1
@@ -24434,17 +23443,17 @@ loop0:
 	VMOVD R9, X4
 
 	// s8 = 0 - s6
-	VSUBSS X3, X4, X3
+	VSUBSS X3, X4, X5
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z4
+	VPBROADCASTD R9, Z3
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z5
+	VPBROADCASTD R9, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X3, Z3
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 loop1:
@@ -24457,55 +23466,47 @@ loop1:
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
+	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_16
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z5, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_16:
-	VMOVDQU16   Y7, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   32(DX)(R9*2), Z7
+	VPMOVZXWD   32(CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     64(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   32(DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_17
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z5, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_8
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z3, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z4, Z6, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y21
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z4, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
-bf16_17:
-	VMOVDQU16   Y7, 32(AX)(R9*2)
+bf16_8:
+	VMOVDQU16   Z8, (AX)(R9*2)
 	VPMOVZXWD   64(CX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS     128(DI)(R9*4), Z7
@@ -24515,55 +23516,47 @@ bf16_17:
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
+	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K1
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_18
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z5, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_18:
-	VMOVDQU16   Y7, 64(AX)(R9*2)
-	VPMOVZXWD   96(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   96(DX)(R9*2), Z7
+	VPMOVZXWD   96(CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     192(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   96(DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K1
+	VFPCLASSPSZ $0x20, Z7, K2
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K1, K1
-	JZ       bf16_19
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K1
-	VPORD    Z5, Z6, K1, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K2, K1
+	JZ           bf16_9
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z3, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K1
+	VPORD        Z4, Z6, K1, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y21
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K1
+	VPORD        Z4, Z7, K1, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
-bf16_19:
-	VMOVDQU16 Y7, 96(AX)(R9*2)
+bf16_9:
+	VMOVDQU16 Z8, 64(AX)(R9*2)
 	ADDQ      $+64, R9
 	CMPQ      R9, $+768
 	JB        loop1
@@ -24583,7 +23576,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrainBackwardRows768(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -24593,8 +23586,8 @@ TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ gamma+40(FP), DI
 	MOVQ rows+48(FP), R8
 
-	// blocks of 4 rows
-	CMPQ R8, $+4
+	// blocks of 2 rows
+	CMPQ R8, $+2
 	JB   row
 
 rows:
@@ -24604,798 +23597,426 @@ rows:
 	// s0 = mean[row]
 	VMOVSS 4(BX), X1
 
-	// s0 = mean[row]
-	VMOVSS 8(BX), X2
-
-	// s0 = mean[row]
-	VMOVSS 12(BX), X3
+	// s1 = rstd[row]
+	VMOVSS (SI), X2
 
 	// s1 = rstd[row]
-	VMOVSS (SI), X4
+	VMOVSS 4(SI), X3
 
-	// s1 = rstd[row]
-	VMOVSS 4(SI), X5
-
-	// s1 = rstd[row]
-	VMOVSS 8(SI), X6
-
-	// s1 = rstd[row]
-	VMOVSS 12(SI), X7
-
-	// pass 1 over 4 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
+	// pass 1 over 2 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X4, Z4
-	VBROADCASTSS X5, Z5
-	VBROADCASTSS X6, Z6
-	VBROADCASTSS X7, Z7
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
 	XORQ         R9, R9
 
 bloop0:
-	VPMOVZXWD   (CX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1536(CX)(R9*2), Z17
-	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3072(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4608(CX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     (DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z16
-	VMULPS      Z20, Z17, Z17
-	VMULPS      Z20, Z18, Z18
-	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   (DX)(R9*2), Z20
-	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1536(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3072(DX)(R9*2), Z22
-	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4608(DX)(R9*2), Z23
-	VPSLLD      $0x10, Z23, Z23
-	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
-	VADDPS      Z16, Z8, Z8
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VADDPS      Z19, Z14, Z14
-	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
-	VPMOVZXWD   32(CX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1568(CX)(R9*2), Z17
-	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3104(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4640(CX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     64(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z16
-	VMULPS      Z20, Z17, Z17
-	VMULPS      Z20, Z18, Z18
-	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   32(DX)(R9*2), Z20
-	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1568(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3104(DX)(R9*2), Z22
-	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4640(DX)(R9*2), Z23
-	VPSLLD      $0x10, Z23, Z23
-	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
-	VADDPS      Z16, Z8, Z8
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VADDPS      Z19, Z14, Z14
-	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
-	VPMOVZXWD   64(CX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1600(CX)(R9*2), Z17
-	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3136(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4672(CX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     128(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z16
-	VMULPS      Z20, Z17, Z17
-	VMULPS      Z20, Z18, Z18
-	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   64(DX)(R9*2), Z20
-	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1600(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3136(DX)(R9*2), Z22
-	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4672(DX)(R9*2), Z23
-	VPSLLD      $0x10, Z23, Z23
-	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
-	VADDPS      Z16, Z8, Z8
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VADDPS      Z19, Z14, Z14
-	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
-	VPMOVZXWD   96(CX)(R9*2), Z16
-	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1632(CX)(R9*2), Z17
-	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3168(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4704(CX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     192(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z16
-	VMULPS      Z20, Z17, Z17
-	VMULPS      Z20, Z18, Z18
-	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   96(DX)(R9*2), Z20
-	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1632(DX)(R9*2), Z21
-	VPSLLD      $0x10, Z21, Z21
-	VPMOVZXWD   3168(DX)(R9*2), Z22
-	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   4704(DX)(R9*2), Z23
-	VPSLLD      $0x10, Z23, Z23
-	VSUBPS      Z0, Z20, Z20
-	VSUBPS      Z1, Z21, Z21
-	VSUBPS      Z2, Z22, Z22
-	VSUBPS      Z3, Z23, Z23
-	VMULPS      Z4, Z20, Z20
-	VMULPS      Z5, Z21, Z21
-	VMULPS      Z6, Z22, Z22
-	VMULPS      Z7, Z23, Z23
-	VADDPS      Z16, Z8, Z8
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VADDPS      Z19, Z14, Z14
-	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z21, Z17, Z11
-	VFMADD231PS Z22, Z18, Z13
-	VFMADD231PS Z23, Z19, Z15
+	VPMOVZXWD   (CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VPMOVZXWD   1536(CX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VMOVUPS     (DI)(R9*4), Z14
+	VMULPS      Z14, Z12, Z12
+	VMULPS      Z14, Z13, Z13
+	VPMOVZXWD   (DX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   1536(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z2, Z14, Z14
+	VMULPS      Z3, Z15, Z15
+	VADDPS      Z12, Z4, Z4
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z14, Z12, Z6
+	VFMADD231PS Z15, Z13, Z10
+	VPMOVZXWD   32(CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VPMOVZXWD   1568(CX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VMOVUPS     64(DI)(R9*4), Z14
+	VMULPS      Z14, Z12, Z12
+	VMULPS      Z14, Z13, Z13
+	VPMOVZXWD   32(DX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   1568(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z2, Z14, Z14
+	VMULPS      Z3, Z15, Z15
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z14, Z12, Z7
+	VFMADD231PS Z15, Z13, Z11
+	VPMOVZXWD   64(CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VPMOVZXWD   1600(CX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VMOVUPS     128(DI)(R9*4), Z14
+	VMULPS      Z14, Z12, Z12
+	VMULPS      Z14, Z13, Z13
+	VPMOVZXWD   64(DX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   1600(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z2, Z14, Z14
+	VMULPS      Z3, Z15, Z15
+	VADDPS      Z12, Z4, Z4
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z14, Z12, Z6
+	VFMADD231PS Z15, Z13, Z10
+	VPMOVZXWD   96(CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VPMOVZXWD   1632(CX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VMOVUPS     192(DI)(R9*4), Z14
+	VMULPS      Z14, Z12, Z12
+	VMULPS      Z14, Z13, Z13
+	VPMOVZXWD   96(DX)(R9*2), Z14
+	VPSLLD      $0x10, Z14, Z14
+	VPMOVZXWD   1632(DX)(R9*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VMULPS      Z2, Z14, Z14
+	VMULPS      Z3, Z15, Z15
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z14, Z12, Z7
+	VFMADD231PS Z15, Z13, Z11
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop0
 
 	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z8, Z8, Z16
-	VADDPS     Z16, Z8, Z8
-	VSHUFF32X4 $0xb1, Z8, Z8, Z16
-	VADDPS     Z16, Z8, Z8
-	VPERMILPS  $0x4e, Z8, Z16
-	VADDPS     Z16, Z8, Z8
-	VPERMILPS  $0xb1, Z8, Z16
-	VADDSS     X16, X8, X8
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x4e, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0xb1, Z4, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0x4e, Z4, Z5
+	VADDPS     Z5, Z4, Z4
+	VPERMILPS  $0xb1, Z4, Z5
+	VADDSS     X5, X4, X4
 
 	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z10, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VSHUFF32X4 $0xb1, Z10, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VPERMILPS  $0x4e, Z10, Z16
-	VADDPS     Z16, Z10, Z10
-	VPERMILPS  $0xb1, Z10, Z16
-	VADDSS     X16, X10, X10
-
-	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z12, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VSHUFF32X4 $0xb1, Z12, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VPERMILPS  $0x4e, Z12, Z16
-	VADDPS     Z16, Z12, Z12
-	VPERMILPS  $0xb1, Z12, Z16
-	VADDSS     X16, X12, X12
-
-	// s2 = sum(dy*gamma)
-	VSHUFF32X4 $0x4e, Z14, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VSHUFF32X4 $0xb1, Z14, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VPERMILPS  $0x4e, Z14, Z16
-	VADDPS     Z16, Z14, Z14
-	VPERMILPS  $0xb1, Z14, Z16
-	VADDSS     X16, X14, X14
+	VADDPS     Z9, Z8, Z5
+	VSHUFF32X4 $0x4e, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VSHUFF32X4 $0xb1, Z5, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0x4e, Z5, Z8
+	VADDPS     Z8, Z5, Z5
+	VPERMILPS  $0xb1, Z5, Z8
+	VADDSS     X8, X5, X5
 
 	// s3 = 1/768
 	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X16
+	VMOVD R9, X8
 
 	// s4 = s2 * s3
-	VMULSS X16, X8, X8
+	VMULSS X8, X4, X4
 
 	// s4 = s2 * s3
-	VMULSS X16, X10, X10
-
-	// s4 = s2 * s3
-	VMULSS X16, X12, X12
-
-	// s4 = s2 * s3
-	VMULSS X16, X14, X14
+	VMULSS X8, X5, X5
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X17, X8
+	VMOVD    R9, X9
+	VUCOMISS X9, X4
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X8, X17
+	VMOVD    R9, X9
+	VUCOMISS X4, X9
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X17, X10
+	VMOVD    R9, X9
+	VUCOMISS X9, X5
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X10, X17
-	JA       row
-
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X17, X12
-	JA       row
-	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X12, X17
-	JA       row
-
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X17, X14
-	JA       row
-	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
-	VUCOMISS X14, X17
+	VMOVD    R9, X9
+	VUCOMISS X5, X9
 	JA       row
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VSHUFF32X4 $0xb1, Z9, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0x4e, Z9, Z17
-	VADDPS     Z17, Z9, Z9
-	VPERMILPS  $0xb1, Z9, Z17
-	VADDSS     X17, X9, X9
+	VADDPS     Z7, Z6, Z6
+	VSHUFF32X4 $0x4e, Z6, Z6, Z7
+	VADDPS     Z7, Z6, Z6
+	VSHUFF32X4 $0xb1, Z6, Z6, Z7
+	VADDPS     Z7, Z6, Z6
+	VPERMILPS  $0x4e, Z6, Z7
+	VADDPS     Z7, Z6, Z6
+	VPERMILPS  $0xb1, Z6, Z7
+	VADDSS     X7, X6, X6
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VSHUFF32X4 $0xb1, Z11, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0x4e, Z11, Z17
-	VADDPS     Z17, Z11, Z11
-	VPERMILPS  $0xb1, Z11, Z17
-	VADDSS     X17, X11, X11
-
-	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VSHUFF32X4 $0xb1, Z13, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0x4e, Z13, Z17
-	VADDPS     Z17, Z13, Z13
-	VPERMILPS  $0xb1, Z13, Z17
-	VADDSS     X17, X13, X13
-
-	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VSHUFF32X4 $0xb1, Z15, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0x4e, Z15, Z17
-	VADDPS     Z17, Z15, Z15
-	VPERMILPS  $0xb1, Z15, Z17
-	VADDSS     X17, X15, X15
+	VADDPS     Z11, Z10, Z7
+	VSHUFF32X4 $0x4e, Z7, Z7, Z9
+	VADDPS     Z9, Z7, Z7
+	VSHUFF32X4 $0xb1, Z7, Z7, Z9
+	VADDPS     Z9, Z7, Z7
+	VPERMILPS  $0x4e, Z7, Z9
+	VADDPS     Z9, Z7, Z7
+	VPERMILPS  $0xb1, Z7, Z9
+	VADDSS     X9, X7, X7
 
 	// s6 = s5 * s3
-	VMULSS X16, X9, X9
+	VMULSS X8, X6, X6
 
 	// s6 = s5 * s3
-	VMULSS X16, X11, X11
-
-	// s6 = s5 * s3
-	VMULSS X16, X13, X13
-
-	// s6 = s5 * s3
-	VMULSS X16, X15, X15
+	VMULSS X8, X7, X7
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X9
+	VMOVD    R9, X8
+	VUCOMISS X8, X6
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X9, X16
+	VMOVD    R9, X8
+	VUCOMISS X6, X8
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X11
+	VMOVD    R9, X8
+	VUCOMISS X8, X7
 	JA       row
 	JPS      row
 	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X11, X16
-	JA       row
-
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X13
-	JA       row
-	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X13, X16
-	JA       row
-
-	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X16, X15
-	JA       row
-	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X16
-	VUCOMISS X15, X16
+	VMOVD    R9, X8
+	VUCOMISS X7, X8
 	JA       row
 
 	// the constant 0
 	MOVL  $0x00000000, R9
-	VMOVD R9, X16
+	VMOVD R9, X8
 
 	// s8 = 0 - s6
-	VSUBSS X9, X16, X9
+	VSUBSS X6, X8, X6
 
 	// s8 = 0 - s6
-	VSUBSS X11, X16, X11
+	VSUBSS X7, X8, X7
 
-	// s8 = 0 - s6
-	VSUBSS X13, X16, X13
-
-	// s8 = 0 - s6
-	VSUBSS X15, X16, X15
-
-	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z16
+	VPBROADCASTD R9, Z8
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z17
-	VBROADCASTSS X8, Z8
-	VBROADCASTSS X0, Z0
+	VPBROADCASTD R9, Z9
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X10
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X10, X10
+	VPMOVZXBD    X10, Z10
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z11
+	VPMULLD      Z11, Z10, Z10
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z11
+	VPADDD       Z11, Z10, Z10
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X9, Z9
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X2, Z2
+	VBROADCASTSS X6, Z6
 	XORQ         R9, R9
 
 b0loop1:
-	VPMOVZXWD   (CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     (DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   (DX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
-	VPSLLD      $0x0f, Z18, Z19
-	VPSRLD      $0x1f, Z19, Z19
-	VPADDD      Z16, Z19, Z19
-	VPADDD      Z18, Z19, Z19
-	VCMPPS      $0x03, Z18, Z18, K1
-	VPORD       Z17, Z18, K1, Z19
-	VPSRLD      $0x10, Z19, Z19
-	VPMOVDW     Z19, Y18
-	VMOVDQU16   Y18, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     64(DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   32(DX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
-	VPSLLD      $0x0f, Z18, Z19
-	VPSRLD      $0x1f, Z19, Z19
-	VPADDD      Z16, Z19, Z19
-	VPADDD      Z18, Z19, Z19
-	VCMPPS      $0x03, Z18, Z18, K1
-	VPORD       Z17, Z18, K1, Z19
-	VPSRLD      $0x10, Z19, Z19
-	VPMOVDW     Z19, Y18
-	VMOVDQU16   Y18, 32(AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     128(DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   64(DX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
-	VPSLLD      $0x0f, Z18, Z19
-	VPSRLD      $0x1f, Z19, Z19
-	VPADDD      Z16, Z19, Z19
-	VPADDD      Z18, Z19, Z19
-	VCMPPS      $0x03, Z18, Z18, K1
-	VPORD       Z17, Z18, K1, Z19
-	VPSRLD      $0x10, Z19, Z19
-	VPMOVDW     Z19, Y18
-	VMOVDQU16   Y18, 64(AX)(R9*2)
-	VPMOVZXWD   96(CX)(R9*2), Z18
-	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     192(DI)(R9*4), Z19
-	VMULPS      Z19, Z18, Z18
-	VSUBPS      Z8, Z18, Z18
-	VPMOVZXWD   96(DX)(R9*2), Z19
-	VPSLLD      $0x10, Z19, Z19
-	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z9, Z19, Z18
-	VMULPS      Z4, Z18, Z18
-	VPSLLD      $0x0f, Z18, Z19
-	VPSRLD      $0x1f, Z19, Z19
-	VPADDD      Z16, Z19, Z19
-	VPADDD      Z18, Z19, Z19
-	VCMPPS      $0x03, Z18, Z18, K1
-	VPORD       Z17, Z18, K1, Z19
-	VPSRLD      $0x10, Z19, Z19
-	VPMOVDW     Z19, Y18
-	VMOVDQU16   Y18, 96(AX)(R9*2)
+	VPMOVZXWD   (CX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     (DI)(R9*4), Z12
+	VMULPS      Z12, Z11, Z11
+	VSUBPS      Z4, Z11, Z11
+	VPMOVZXWD   (DX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z0, Z12, Z12
+	VMULPS      Z2, Z12, Z12
+	VFMADD231PS Z6, Z12, Z11
+	VMULPS      Z2, Z11, Z11
+	VPMOVZXWD   32(CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VMOVUPS     64(DI)(R9*4), Z13
+	VMULPS      Z13, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VPMOVZXWD   32(DX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VSUBPS      Z0, Z13, Z13
+	VMULPS      Z2, Z13, Z13
+	VFMADD231PS Z6, Z13, Z12
+	VMULPS      Z2, Z12, Z12
+	VPSLLD      $0x0f, Z11, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z8, Z13, Z13
+	VPADDD      Z11, Z13, Z13
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z9, Z11, K1, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPERMT2W    Z11, Z10, Z13
+	VMOVDQU16   Z13, (AX)(R9*2)
+	VPMOVZXWD   64(CX)(R9*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VMOVUPS     128(DI)(R9*4), Z12
+	VMULPS      Z12, Z11, Z11
+	VSUBPS      Z4, Z11, Z11
+	VPMOVZXWD   64(DX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z0, Z12, Z12
+	VMULPS      Z2, Z12, Z12
+	VFMADD231PS Z6, Z12, Z11
+	VMULPS      Z2, Z11, Z11
+	VPMOVZXWD   96(CX)(R9*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VMOVUPS     192(DI)(R9*4), Z13
+	VMULPS      Z13, Z12, Z12
+	VSUBPS      Z4, Z12, Z12
+	VPMOVZXWD   96(DX)(R9*2), Z13
+	VPSLLD      $0x10, Z13, Z13
+	VSUBPS      Z0, Z13, Z13
+	VMULPS      Z2, Z13, Z13
+	VFMADD231PS Z6, Z13, Z12
+	VMULPS      Z2, Z12, Z12
+	VPSLLD      $0x0f, Z11, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z8, Z13, Z13
+	VPADDD      Z11, Z13, Z13
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z9, Z11, K1, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPERMT2W    Z11, Z10, Z13
+	VMOVDQU16   Z13, 64(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b0loop1
 
-	// pass 2 over row 2 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R9
 	VPBROADCASTD R9, Z0
 	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
-	VBROADCASTSS X10, Z8
-	VBROADCASTSS X1, Z1
+	VPBROADCASTD R9, Z2
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X4, X4
+	VPMOVZXBD    X4, Z4
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z6
+	VPMULLD      Z6, Z4, Z4
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z6
+	VPADDD       Z6, Z4, Z4
 	VBROADCASTSS X5, Z5
-	VBROADCASTSS X11, Z9
+	VBROADCASTSS X1, Z1
+	VBROADCASTSS X3, Z3
+	VBROADCASTSS X7, Z6
 	XORQ         R9, R9
 
 b1loop1:
-	VPMOVZXWD   1536(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1536(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VPSLLD      $0x0f, Z10, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z0, Z11, Z11
-	VPADDD      Z10, Z11, Z11
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z4, Z10, K1, Z11
-	VPSRLD      $0x10, Z11, Z11
-	VPMOVDW     Z11, Y10
-	VMOVDQU16   Y10, 1536(AX)(R9*2)
-	VPMOVZXWD   1568(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1568(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VPSLLD      $0x0f, Z10, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z0, Z11, Z11
-	VPADDD      Z10, Z11, Z11
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z4, Z10, K1, Z11
-	VPSRLD      $0x10, Z11, Z11
-	VPMOVDW     Z11, Y10
-	VMOVDQU16   Y10, 1568(AX)(R9*2)
-	VPMOVZXWD   1600(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1600(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VPSLLD      $0x0f, Z10, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z0, Z11, Z11
-	VPADDD      Z10, Z11, Z11
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z4, Z10, K1, Z11
-	VPSRLD      $0x10, Z11, Z11
-	VPMOVDW     Z11, Y10
-	VMOVDQU16   Y10, 1600(AX)(R9*2)
-	VPMOVZXWD   1632(CX)(R9*2), Z10
-	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z10
-	VSUBPS      Z8, Z10, Z10
-	VPMOVZXWD   1632(DX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z1, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z9, Z11, Z10
-	VMULPS      Z5, Z10, Z10
-	VPSLLD      $0x0f, Z10, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z0, Z11, Z11
-	VPADDD      Z10, Z11, Z11
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z4, Z10, K1, Z11
-	VPSRLD      $0x10, Z11, Z11
-	VPMOVDW     Z11, Y10
-	VMOVDQU16   Y10, 1632(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b1loop1
-
-	// pass 2 over row 3 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X12, Z4
-	VBROADCASTSS X2, Z2
-	VBROADCASTSS X6, Z5
-	VBROADCASTSS X13, Z6
-	XORQ         R9, R9
-
-b2loop1:
-	VPMOVZXWD   3072(CX)(R9*2), Z8
+	VPMOVZXWD   1536(CX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VMOVUPS     (DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VPMOVZXWD   1536(DX)(R9*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     (DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3072(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VPSLLD      $0x0f, Z8, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z8, Z9, Z9
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y8
-	VMOVDQU16   Y8, 3072(AX)(R9*2)
-	VPMOVZXWD   3104(CX)(R9*2), Z8
+	VSUBPS      Z1, Z8, Z8
+	VMULPS      Z3, Z8, Z8
+	VFMADD231PS Z6, Z8, Z7
+	VMULPS      Z3, Z7, Z7
+	VPMOVZXWD   1568(CX)(R9*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VMOVUPS     64(DI)(R9*4), Z9
 	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3104(DX)(R9*2), Z9
+	VSUBPS      Z5, Z8, Z8
+	VPMOVZXWD   1568(DX)(R9*2), Z9
 	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VMULPS      Z3, Z9, Z9
 	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VPSLLD      $0x0f, Z8, Z9
+	VMULPS      Z3, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
 	VPSRLD      $0x1f, Z9, Z9
 	VPADDD      Z0, Z9, Z9
-	VPADDD      Z8, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z2, Z7, K1, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
 	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y8
-	VMOVDQU16   Y8, 3104(AX)(R9*2)
-	VPMOVZXWD   3136(CX)(R9*2), Z8
+	VPORD       Z2, Z8, K1, Z7
+	VPERMT2W    Z7, Z4, Z9
+	VMOVDQU16   Z9, 1536(AX)(R9*2)
+	VPMOVZXWD   1600(CX)(R9*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VMOVUPS     128(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VPMOVZXWD   1600(DX)(R9*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     128(DI)(R9*4), Z9
-	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3136(DX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
-	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VPSLLD      $0x0f, Z8, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z8, Z9, Z9
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y8
-	VMOVDQU16   Y8, 3136(AX)(R9*2)
-	VPMOVZXWD   3168(CX)(R9*2), Z8
+	VSUBPS      Z1, Z8, Z8
+	VMULPS      Z3, Z8, Z8
+	VFMADD231PS Z6, Z8, Z7
+	VMULPS      Z3, Z7, Z7
+	VPMOVZXWD   1632(CX)(R9*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VMOVUPS     192(DI)(R9*4), Z9
 	VMULPS      Z9, Z8, Z8
-	VSUBPS      Z4, Z8, Z8
-	VPMOVZXWD   3168(DX)(R9*2), Z9
+	VSUBPS      Z5, Z8, Z8
+	VPMOVZXWD   1632(DX)(R9*2), Z9
 	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z2, Z9, Z9
-	VMULPS      Z5, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VMULPS      Z3, Z9, Z9
 	VFMADD231PS Z6, Z9, Z8
-	VMULPS      Z5, Z8, Z8
-	VPSLLD      $0x0f, Z8, Z9
+	VMULPS      Z3, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
 	VPSRLD      $0x1f, Z9, Z9
 	VPADDD      Z0, Z9, Z9
-	VPADDD      Z8, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z2, Z7, K1, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
 	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z9
-	VPSRLD      $0x10, Z9, Z9
-	VPMOVDW     Z9, Y8
-	VMOVDQU16   Y8, 3168(AX)(R9*2)
+	VPORD       Z2, Z8, K1, Z7
+	VPERMT2W    Z7, Z4, Z9
+	VMOVDQU16   Z9, 1600(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
-	JB          b2loop1
-
-	// pass 2 over row 4 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
-	VBROADCASTSS X14, Z2
-	VBROADCASTSS X3, Z3
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X15, Z5
-	XORQ         R9, R9
-
-b3loop1:
-	VPMOVZXWD   4608(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4608(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 4608(AX)(R9*2)
-	VPMOVZXWD   4640(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4640(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 4640(AX)(R9*2)
-	VPMOVZXWD   4672(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4672(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 4672(AX)(R9*2)
-	VPMOVZXWD   4704(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4704(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z1, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 4704(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
-	JB          b3loop1
-	ADDQ        $+6144, AX
-	ADDQ        $+6144, CX
-	ADDQ        $+6144, DX
-	ADDQ        $0x10, BX
-	ADDQ        $0x10, SI
-	SUBQ        $+4, R8
-	CMPQ        R8, $+4
+	JB          b1loop1
+	ADDQ        $+3072, AX
+	ADDQ        $+3072, CX
+	ADDQ        $+3072, DX
+	ADDQ        $0x08, BX
+	ADDQ        $0x08, SI
+	SUBQ        $+2, R8
+	CMPQ        R8, $+2
 	JAE         rows
 	TESTQ       R8, R8
 	JZ          done
@@ -25535,6 +24156,17 @@ loop0:
 	VPBROADCASTD R9, Z4
 	MOVL         $0x00400000, R9
 	VPBROADCASTD R9, Z5
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z7
+	VPMULLD      Z7, Z6, Z6
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z7
+	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -25542,86 +24174,78 @@ loop0:
 	XORQ         R9, R9
 
 loop1:
-	VPMOVZXWD   (CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   (DX)(R9*2), Z7
+	VPMOVZXWD   (CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     (DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   (DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
+	VPMOVZXWD   32(CX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VMOVUPS     64(DI)(R9*4), Z9
+	VMULPS      Z9, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VPMOVZXWD   32(DX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z0, Z9, Z9
+	VMULPS      Z1, Z9, Z9
+	VFMADD231PS Z3, Z9, Z8
+	VMULPS      Z1, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z4, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z5, Z7, K1, Z9
+	VPSLLD      $0x0f, Z8, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z5, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   32(DX)(R9*2), Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPERMT2W    Z7, Z6, Z9
+	VMOVDQU16   Z9, (AX)(R9*2)
+	VPMOVZXWD   64(CX)(R9*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     128(DI)(R9*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   64(DX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
+	VPMOVZXWD   96(CX)(R9*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VMOVUPS     192(DI)(R9*4), Z9
+	VMULPS      Z9, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VPMOVZXWD   96(DX)(R9*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z0, Z9, Z9
+	VMULPS      Z1, Z9, Z9
+	VFMADD231PS Z3, Z9, Z8
+	VMULPS      Z1, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z4, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z5, Z7, K1, Z9
+	VPSLLD      $0x0f, Z8, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z5, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 32(AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   64(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z5, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 64(AX)(R9*2)
-	VPMOVZXWD   96(CX)(R9*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   96(DX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K1
-	VPORD       Z5, Z6, K1, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 96(AX)(R9*2)
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPERMT2W    Z7, Z6, Z9
+	VMOVDQU16   Z9, 64(AX)(R9*2)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -25895,39 +24519,36 @@ b0loop1:
 	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
-	VPSLLD      $0x0f, Y10, Y11
-	VPSRLD      $0x1f, Y11, Y11
-	VPADDD      Y8, Y11, Y11
-	VPADDD      Y10, Y11, Y11
-	VCMPPS      $0x03, Y10, Y10, Y12
-	VPOR        Y9, Y10, Y10
-	VPBLENDVB   Y12, Y10, Y11, Y11
-	VPSRLD      $0x10, Y11, Y11
-	VPACKUSDW   Y11, Y11, Y11
-	VPERMQ      $0x08, Y11, Y11
-	VMOVDQU     X11, (AX)(R9*2)
-	VPMOVZXWD   16(CX)(R9*2), Y10
-	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     32(DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VPMOVZXWD   16(DX)(R9*2), Y11
+	VPMOVZXWD   16(CX)(R9*2), Y11
 	VPSLLD      $0x10, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
+	VMOVUPS     32(DI)(R9*4), Y12
+	VMULPS      Y12, Y11, Y11
+	VSUBPS      Y4, Y11, Y11
+	VPMOVZXWD   16(DX)(R9*2), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VMULPS      Y2, Y12, Y12
+	VFMADD231PS Y6, Y12, Y11
 	VMULPS      Y2, Y11, Y11
-	VFMADD231PS Y6, Y11, Y10
-	VMULPS      Y2, Y10, Y10
-	VPSLLD      $0x0f, Y10, Y11
-	VPSRLD      $0x1f, Y11, Y11
-	VPADDD      Y8, Y11, Y11
-	VPADDD      Y10, Y11, Y11
-	VCMPPS      $0x03, Y10, Y10, Y12
+	VPSLLD      $0x0f, Y10, Y12
+	VPSRLD      $0x1f, Y12, Y12
+	VPADDD      Y8, Y12, Y12
+	VPADDD      Y10, Y12, Y12
+	VCMPPS      $0x03, Y10, Y10, Y13
 	VPOR        Y9, Y10, Y10
-	VPBLENDVB   Y12, Y10, Y11, Y11
-	VPSRLD      $0x10, Y11, Y11
-	VPACKUSDW   Y11, Y11, Y11
-	VPERMQ      $0x08, Y11, Y11
-	VMOVDQU     X11, 16(AX)(R9*2)
+	VPBLENDVB   Y13, Y10, Y12, Y12
+	VPSLLD      $0x0f, Y11, Y10
+	VPSRLD      $0x1f, Y10, Y10
+	VPADDD      Y8, Y10, Y10
+	VPADDD      Y11, Y10, Y10
+	VCMPPS      $0x03, Y11, Y11, Y13
+	VPOR        Y9, Y11, Y11
+	VPBLENDVB   Y13, Y11, Y10, Y10
+	VPSRLD      $0x10, Y12, Y12
+	VPSRLD      $0x10, Y10, Y10
+	VPACKUSDW   Y10, Y12, Y12
+	VPERMQ      $0xd8, Y12, Y12
+	VMOVDQU     Y12, (AX)(R9*2)
 	VPMOVZXWD   32(CX)(R9*2), Y10
 	VPSLLD      $0x10, Y10, Y10
 	VMOVUPS     64(DI)(R9*4), Y11
@@ -25939,39 +24560,36 @@ b0loop1:
 	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
-	VPSLLD      $0x0f, Y10, Y11
-	VPSRLD      $0x1f, Y11, Y11
-	VPADDD      Y8, Y11, Y11
-	VPADDD      Y10, Y11, Y11
-	VCMPPS      $0x03, Y10, Y10, Y12
-	VPOR        Y9, Y10, Y10
-	VPBLENDVB   Y12, Y10, Y11, Y11
-	VPSRLD      $0x10, Y11, Y11
-	VPACKUSDW   Y11, Y11, Y11
-	VPERMQ      $0x08, Y11, Y11
-	VMOVDQU     X11, 32(AX)(R9*2)
-	VPMOVZXWD   48(CX)(R9*2), Y10
-	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     96(DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y10
-	VSUBPS      Y4, Y10, Y10
-	VPMOVZXWD   48(DX)(R9*2), Y11
+	VPMOVZXWD   48(CX)(R9*2), Y11
 	VPSLLD      $0x10, Y11, Y11
-	VSUBPS      Y0, Y11, Y11
+	VMOVUPS     96(DI)(R9*4), Y12
+	VMULPS      Y12, Y11, Y11
+	VSUBPS      Y4, Y11, Y11
+	VPMOVZXWD   48(DX)(R9*2), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VMULPS      Y2, Y12, Y12
+	VFMADD231PS Y6, Y12, Y11
 	VMULPS      Y2, Y11, Y11
-	VFMADD231PS Y6, Y11, Y10
-	VMULPS      Y2, Y10, Y10
-	VPSLLD      $0x0f, Y10, Y11
-	VPSRLD      $0x1f, Y11, Y11
-	VPADDD      Y8, Y11, Y11
-	VPADDD      Y10, Y11, Y11
-	VCMPPS      $0x03, Y10, Y10, Y12
+	VPSLLD      $0x0f, Y10, Y12
+	VPSRLD      $0x1f, Y12, Y12
+	VPADDD      Y8, Y12, Y12
+	VPADDD      Y10, Y12, Y12
+	VCMPPS      $0x03, Y10, Y10, Y13
 	VPOR        Y9, Y10, Y10
-	VPBLENDVB   Y12, Y10, Y11, Y11
-	VPSRLD      $0x10, Y11, Y11
-	VPACKUSDW   Y11, Y11, Y11
-	VPERMQ      $0x08, Y11, Y11
-	VMOVDQU     X11, 48(AX)(R9*2)
+	VPBLENDVB   Y13, Y10, Y12, Y12
+	VPSLLD      $0x0f, Y11, Y10
+	VPSRLD      $0x1f, Y10, Y10
+	VPADDD      Y8, Y10, Y10
+	VPADDD      Y11, Y10, Y10
+	VCMPPS      $0x03, Y11, Y11, Y13
+	VPOR        Y9, Y11, Y11
+	VPBLENDVB   Y13, Y11, Y10, Y10
+	VPSRLD      $0x10, Y12, Y12
+	VPSRLD      $0x10, Y10, Y10
+	VPACKUSDW   Y10, Y12, Y12
+	VPERMQ      $0xd8, Y12, Y12
+	VMOVDQU     Y12, 32(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b0loop1
@@ -26001,39 +24619,36 @@ b1loop1:
 	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y0, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 1536(AX)(R9*2)
-	VPMOVZXWD   1552(CX)(R9*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y4, Y6, Y6
-	VPMOVZXWD   1552(DX)(R9*2), Y7
+	VPMOVZXWD   1552(CX)(R9*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
+	VMOVUPS     32(DI)(R9*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y4, Y7, Y7
+	VPMOVZXWD   1552(DX)(R9*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VMULPS      Y3, Y8, Y8
+	VFMADD231PS Y5, Y8, Y7
 	VMULPS      Y3, Y7, Y7
-	VFMADD231PS Y5, Y7, Y6
-	VMULPS      Y3, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y0, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y0, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 1552(AX)(R9*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 1536(AX)(R9*2)
 	VPMOVZXWD   1568(CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VMOVUPS     64(DI)(R9*4), Y7
@@ -26045,39 +24660,36 @@ b1loop1:
 	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y0, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 1568(AX)(R9*2)
-	VPMOVZXWD   1584(CX)(R9*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y4, Y6, Y6
-	VPMOVZXWD   1584(DX)(R9*2), Y7
+	VPMOVZXWD   1584(CX)(R9*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y1, Y7, Y7
+	VMOVUPS     96(DI)(R9*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y4, Y7, Y7
+	VPMOVZXWD   1584(DX)(R9*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y1, Y8, Y8
+	VMULPS      Y3, Y8, Y8
+	VFMADD231PS Y5, Y8, Y7
 	VMULPS      Y3, Y7, Y7
-	VFMADD231PS Y5, Y7, Y6
-	VMULPS      Y3, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y0, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y0, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y2, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 1584(AX)(R9*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y0, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y2, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 1568(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          b1loop1
@@ -26243,39 +24855,36 @@ loop1:
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, (AX)(R9*2)
-	VPMOVZXWD   16(CX)(R9*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     32(DI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   16(DX)(R9*2), Y7
+	VPMOVZXWD   16(CX)(R9*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
+	VMOVUPS     32(DI)(R9*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VPMOVZXWD   16(DX)(R9*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VMULPS      Y1, Y8, Y8
+	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
-	VFMADD231PS Y3, Y7, Y6
-	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y4, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 16(AX)(R9*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y4, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y5, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, (AX)(R9*2)
 	VPMOVZXWD   32(CX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VMOVUPS     64(DI)(R9*4), Y7
@@ -26287,39 +24896,36 @@ loop1:
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 32(AX)(R9*2)
-	VPMOVZXWD   48(CX)(R9*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     96(DI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   48(DX)(R9*2), Y7
+	VPMOVZXWD   48(CX)(R9*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
+	VMOVUPS     96(DI)(R9*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VPMOVZXWD   48(DX)(R9*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VMULPS      Y1, Y8, Y8
+	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
-	VFMADD231PS Y3, Y7, Y6
-	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y4, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 48(AX)(R9*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y4, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y5, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 32(AX)(R9*2)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
 	JB          loop1
@@ -26476,8 +25082,8 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
-	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-64, R11
@@ -26487,46 +25093,46 @@ loop0_long:
 	CMOVQGT R11, R12
 
 loop0:
-	VPMOVZXWD   (CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z2, Z2
-	VFMADD231PS Z15, Z14, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     64(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   32(DX)(R10*2), Z15
+	VMOVUPS     (DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   (DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z16, Z15, Z6
+	VPMOVZXWD   32(CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z3, Z3
-	VFMADD231PS Z15, Z14, Z7
-	VPMOVZXWD   64(CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     128(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   64(DX)(R10*2), Z15
+	VMOVUPS     64(DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   32(DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z16, Z15, Z7
+	VPMOVZXWD   64(CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z4, Z4
-	VFMADD231PS Z15, Z14, Z8
-	VPMOVZXWD   96(CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     192(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   96(DX)(R10*2), Z15
+	VMOVUPS     128(DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   64(DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z16, Z15, Z8
+	VPMOVZXWD   96(CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z5, Z5
-	VFMADD231PS Z15, Z14, Z9
+	VMOVUPS     192(DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   96(DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z5, Z5
+	VFMADD231PS Z16, Z15, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
 	JB          loop0
@@ -26537,7 +25143,7 @@ loop0:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z2, Z12, Z12
+	VADDPS Z2, Z13, Z13
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
@@ -26545,7 +25151,7 @@ loop0:
 	VADDPS Z7, Z6, Z6
 	VADDPS Z9, Z8, Z8
 	VADDPS Z8, Z6, Z6
-	VADDPS Z6, Z13, Z13
+	VADDPS Z6, Z14, Z14
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
@@ -26554,10 +25160,10 @@ loop0:
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z12, Z10, Z10
-	VPXORD Z12, Z12, Z12
-	VADDPS Z13, Z11, Z11
+	VADDPS Z13, Z10, Z10
 	VPXORD Z13, Z13, Z13
+	VADDPS Z14, Z11, Z11
+	VPXORD Z14, Z14, Z14
 
 loop0_chunk:
 	MOVQ    R9, R11
@@ -26574,71 +25180,71 @@ loop0_vectors:
 	ANDQ        $-16, R11
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z2, Z2
-	VFMADD231PS Z15, Z14, Z6
+	VMOVUPS     (DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   (DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z2, Z2
+	VFMADD231PS Z16, Z15, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z3, Z3
-	VFMADD231PS Z15, Z14, Z7
+	VMOVUPS     (DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   (DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z3, Z3
+	VFMADD231PS Z16, Z15, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z4, Z4
-	VFMADD231PS Z15, Z14, Z8
+	VMOVUPS     (DI)(R10*4), Z16
+	VMULPS      Z16, Z15, Z15
+	VPMOVZXWD   (DX)(R10*2), Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z4, Z4
+	VFMADD231PS Z16, Z15, Z8
 	ADDQ        $+16, R10
 
 loop0_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y14
-	VPMOVZXWD   Y14, Z14
-	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS.Z   (DI)(R10*4), K1, Z15
-	VMULPS      Z15, Z14, Z14
-	VMOVDQU16.Z (DX)(R10*2), K1, Y15
-	VPMOVZXWD   Y15, Z15
+	VMOVDQU16.Z (CX)(R10*2), K1, Y12
+	VPMOVZXWD   Y12, Z15
 	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VMULPS      Z1, Z15, Z15
-	VADDPS      Z14, Z5, K1, Z5
-	VFMADD231PS Z15, Z14, K1, Z9
+	VMOVUPS.Z   (DI)(R10*4), K1, Z16
+	VMULPS      Z16, Z15, Z15
+	VMOVDQU16.Z (DX)(R10*2), K1, Y12
+	VPMOVZXWD   Y12, Z16
+	VPSLLD      $0x10, Z16, Z16
+	VSUBPS      Z0, Z16, Z16
+	VMULPS      Z1, Z16, Z16
+	VADDPS      Z15, Z5, K1, Z5
+	VFMADD231PS Z16, Z15, K1, Z9
 
 loop0_done:
 	VADDPS Z3, Z2, Z2
 	VADDPS Z5, Z4, Z4
 	VADDPS Z4, Z2, Z2
-	VADDPS Z10, Z12, Z12
-	VADDPS Z12, Z2, Z2
+	VADDPS Z10, Z13, Z13
+	VADDPS Z13, Z2, Z2
 	VADDPS Z7, Z6, Z6
 	VADDPS Z9, Z8, Z8
 	VADDPS Z8, Z6, Z6
-	VADDPS Z11, Z13, Z13
-	VADDPS Z13, Z6, Z6
+	VADDPS Z11, Z14, Z14
+	VADDPS Z14, Z6, Z6
 
 loop0_summed:
 	// s2 = sum(dy*gamma)
@@ -26658,59 +25264,59 @@ loop0_summed:
 	VDIVSS     X4, X3, X3
 
 	// s4 = s2 * s3
-	VMULSS X3, X2, X2
+	VMULSS X3, X2, X4
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X2
+	VMOVD    R10, X2
+	VUCOMISS X2, X4
 	JA       done
 	JPS      done
 	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X2, X4
+	VMOVD    R10, X2
+	VUCOMISS X4, X2
 	JA       done
 
 	// s5 = sum(dy*gamma*((x - s0)*s1))
-	VSHUFF32X4 $0x4e, Z6, Z6, Z4
-	VADDPS     Z4, Z6, Z4
-	VSHUFF32X4 $0xb1, Z4, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0x4e, Z4, Z5
-	VADDPS     Z5, Z4, Z4
-	VPERMILPS  $0xb1, Z4, Z5
-	VADDSS     X5, X4, X4
+	VSHUFF32X4 $0x4e, Z6, Z6, Z2
+	VADDPS     Z2, Z6, Z2
+	VSHUFF32X4 $0xb1, Z2, Z2, Z5
+	VADDPS     Z5, Z2, Z2
+	VPERMILPS  $0x4e, Z2, Z5
+	VADDPS     Z5, Z2, Z2
+	VPERMILPS  $0xb1, Z2, Z5
+	VADDSS     X5, X2, X2
 
 	// s6 = s5 * s3
-	VMULSS X3, X4, X3
+	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
 	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X4, X3
+	VMOVD    R10, X3
+	VUCOMISS X3, X2
 	JA       done
 	JPS      done
 	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
-	VUCOMISS X3, X4
+	VMOVD    R10, X3
+	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 0
 	MOVL  $0x00000000, R10
-	VMOVD R10, X4
+	VMOVD R10, X3
 
 	// s8 = 0 - s6
-	VSUBSS X3, X4, X3
+	VSUBSS X2, X3, X5
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z4
+	VPBROADCASTD R10, Z2
 	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z5
-	VBROADCASTSS X2, Z2
+	VPBROADCASTD R10, Z3
+	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X3, Z3
+	VBROADCASTSS X5, Z5
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
@@ -26721,118 +25327,102 @@ loop1:
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS     (DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
 	VPMOVZXWD   (DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
+	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
+	VPMOVZXWD   32(CX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VMOVUPS     64(DI)(R10*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z4, Z7, Z7
+	VPMOVZXWD   32(DX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
+	VMULPS      Z1, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K2
+	VFPCLASSPSZ $0x20, Z7, K3
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z5, Z6, K2, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z2, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K2
+	VPORD        Z3, Z6, K2, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y12
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K2
+	VPORD        Z3, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z12, Z8
 
 bf16_0:
-	VMOVDQU16   Y7, (AX)(R10*2)
-	VPMOVZXWD   32(CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   32(DX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K2
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z5, Z6, K2, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_1:
-	VMOVDQU16   Y7, 32(AX)(R10*2)
+	VMOVDQU16   Z8, (AX)(R10*2)
 	VPMOVZXWD   64(CX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS     128(DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
 	VPMOVZXWD   64(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
+	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VFPCLASSPSZ $0x20, Z6, K2
-
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z5, Z6, K2, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
-
-bf16_2:
-	VMOVDQU16   Y7, 64(AX)(R10*2)
-	VPMOVZXWD   96(CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   96(DX)(R10*2), Z7
+	VPMOVZXWD   96(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     192(DI)(R10*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z4, Z7, Z7
+	VPMOVZXWD   96(DX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K2
+	VFPCLASSPSZ $0x20, Z7, K3
 
-	// VCVTNEPS2BF16 Z6, Y7
-	LONG     $0x487ef262
-	WORD     $0xfe72
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z6, Z7
-	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
-	VPADDD   Z6, Z7, Z7
-	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z5, Z6, K2, Z7
-	VPSRLD   $0x10, Z7, Z7
-	VPMOVDW  Z7, Y7
+	// VCVTNE2PS2BF16 Z6, Z7, Z8
+	LONG         $0x48477262
+	WORD         $0xc672
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z6, Z8
+	VPSRLD       $0x1f, Z8, Z8
+	VPADDD       Z2, Z8, Z8
+	VPADDD       Z6, Z8, Z8
+	VCMPPS       $0x03, Z6, Z6, K2
+	VPORD        Z3, Z6, K2, Z8
+	VPSRLD       $0x10, Z8, Z8
+	VPMOVDW      Z8, Y12
+	VPSLLD       $0x0f, Z7, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z2, Z6, Z6
+	VPADDD       Z7, Z6, Z6
+	VCMPPS       $0x03, Z7, Z7, K2
+	VPORD        Z3, Z7, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y6
+	VINSERTI64X4 $0x01, Y6, Z12, Z8
 
-bf16_3:
-	VMOVDQU16 Y7, 96(AX)(R10*2)
+bf16_1:
+	VMOVDQU16 Z8, 64(AX)(R10*2)
 	ADDQ      $+64, R10
 	CMPQ      R10, R11
 	JB        loop1
@@ -26848,12 +25438,12 @@ loop1_vector:
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS     (DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
 	VPMOVZXWD   (DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
+	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K2
 
@@ -26861,17 +25451,17 @@ loop1_vector:
 	LONG     $0x487ef262
 	WORD     $0xfe72
 	KORTESTW K2, K2
-	JZ       bf16_4
+	JZ       bf16_2
 	VPSLLD   $0x0f, Z6, Z7
 	VPSRLD   $0x1f, Z7, Z7
-	VPADDD   Z4, Z7, Z7
+	VPADDD   Z2, Z7, Z7
 	VPADDD   Z6, Z7, Z7
 	VCMPPS   $0x03, Z6, Z6, K2
-	VPORD    Z5, Z6, K2, Z7
+	VPORD    Z3, Z6, K2, Z7
 	VPSRLD   $0x10, Z7, Z7
 	VPMOVDW  Z7, Y7
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y7, (AX)(R10*2)
 	ADDQ      $+16, R10
 	CMPQ      R10, R11
@@ -26885,31 +25475,31 @@ loop1_tail:
 	VPSLLD      $0x10, Z6, Z6
 	VMOVUPS.Z   (DI)(R10*4), K1, Z7
 	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z2
+	VSUBPS      Z4, Z6, Z4
 	VMOVDQU16.Z (DX)(R10*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
 	VMULPS      Z1, Z0, Z0
-	VFMADD231PS Z3, Z0, Z2
-	VMULPS      Z1, Z2, Z0
+	VFMADD231PS Z5, Z0, Z4
+	VMULPS      Z1, Z4, Z0
 	VFPCLASSPSZ $0x20, Z0, K2
 
 	// VCVTNEPS2BF16 Z0, Y1
 	LONG     $0x487ef262
 	WORD     $0xc872
 	KORTESTW K2, K2
-	JZ       bf16_5
+	JZ       bf16_3
 	VPSLLD   $0x0f, Z0, Z1
 	VPSRLD   $0x1f, Z1, Z1
-	VPADDD   Z4, Z1, Z1
+	VPADDD   Z2, Z1, Z1
 	VPADDD   Z0, Z1, Z1
 	VCMPPS   $0x03, Z0, Z0, K2
-	VPORD    Z5, Z0, K2, Z1
+	VPORD    Z3, Z0, K2, Z1
 	VPSRLD   $0x10, Z1, Z1
 	VPMOVDW  Z1, Y1
 
-bf16_5:
+bf16_3:
 	VMOVDQU16 Y1, K1, (AX)(R10*2)
 
 loop1_done:
@@ -27297,6 +25887,17 @@ loop0_summed:
 	VPBROADCASTD R10, Z4
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z5
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X6, X6
+	VPMOVZXBD    X6, Z6
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z7
+	VPMULLD      Z7, Z6, Z6
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z7
+	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
@@ -27307,86 +25908,78 @@ loop0_summed:
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD   (CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   (DX)(R10*2), Z7
+	VPMOVZXWD   (CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     (DI)(R10*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   (DX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
+	VPMOVZXWD   32(CX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VMOVUPS     64(DI)(R10*4), Z9
+	VMULPS      Z9, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VPMOVZXWD   32(DX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z0, Z9, Z9
+	VMULPS      Z1, Z9, Z9
+	VFMADD231PS Z3, Z9, Z8
+	VMULPS      Z1, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z4, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z5, Z7, K2, Z9
+	VPSLLD      $0x0f, Z8, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z5, Z6, K2, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, (AX)(R10*2)
-	VPMOVZXWD   32(CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     64(DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   32(DX)(R10*2), Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPERMT2W    Z7, Z6, Z9
+	VMOVDQU16   Z9, (AX)(R10*2)
+	VPMOVZXWD   64(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
+	VMOVUPS     128(DI)(R10*4), Z8
+	VMULPS      Z8, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VPMOVZXWD   64(DX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VSUBPS      Z0, Z8, Z8
+	VMULPS      Z1, Z8, Z8
+	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
+	VPMOVZXWD   96(CX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VMOVUPS     192(DI)(R10*4), Z9
+	VMULPS      Z9, Z8, Z8
+	VSUBPS      Z2, Z8, Z8
+	VPMOVZXWD   96(DX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z0, Z9, Z9
+	VMULPS      Z1, Z9, Z9
+	VFMADD231PS Z3, Z9, Z8
+	VMULPS      Z1, Z8, Z8
+	VPSLLD      $0x0f, Z7, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z4, Z9, Z9
+	VPADDD      Z7, Z9, Z9
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z5, Z7, K2, Z9
+	VPSLLD      $0x0f, Z8, Z7
 	VPSRLD      $0x1f, Z7, Z7
 	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z5, Z6, K2, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 32(AX)(R10*2)
-	VPMOVZXWD   64(CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   64(DX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z5, Z6, K2, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 64(AX)(R10*2)
-	VPMOVZXWD   96(CX)(R10*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     192(DI)(R10*4), Z7
-	VMULPS      Z7, Z6, Z6
-	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   96(DX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
-	VFMADD231PS Z3, Z7, Z6
-	VMULPS      Z1, Z6, Z6
-	VPSLLD      $0x0f, Z6, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z6, Z7, Z7
-	VCMPPS      $0x03, Z6, Z6, K2
-	VPORD       Z5, Z6, K2, Z7
-	VPSRLD      $0x10, Z7, Z7
-	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, 96(AX)(R10*2)
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPERMT2W    Z7, Z6, Z9
+	VMOVDQU16   Z9, 64(AX)(R10*2)
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -27862,39 +26455,36 @@ loop1:
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, (AX)(R10*2)
-	VPMOVZXWD   16(CX)(R10*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     32(DI)(R10*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   16(DX)(R10*2), Y7
+	VPMOVZXWD   16(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
+	VMOVUPS     32(DI)(R10*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VPMOVZXWD   16(DX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VMULPS      Y1, Y8, Y8
+	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
-	VFMADD231PS Y3, Y7, Y6
-	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y4, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 16(AX)(R10*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y4, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y5, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, (AX)(R10*2)
 	VPMOVZXWD   32(CX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VMOVUPS     64(DI)(R10*4), Y7
@@ -27906,39 +26496,36 @@ loop1:
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
-	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 32(AX)(R10*2)
-	VPMOVZXWD   48(CX)(R10*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     96(DI)(R10*4), Y7
-	VMULPS      Y7, Y6, Y6
-	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   48(DX)(R10*2), Y7
+	VPMOVZXWD   48(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VSUBPS      Y0, Y7, Y7
+	VMOVUPS     96(DI)(R10*4), Y8
+	VMULPS      Y8, Y7, Y7
+	VSUBPS      Y2, Y7, Y7
+	VPMOVZXWD   48(DX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VSUBPS      Y0, Y8, Y8
+	VMULPS      Y1, Y8, Y8
+	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
-	VFMADD231PS Y3, Y7, Y6
-	VMULPS      Y1, Y6, Y6
-	VPSLLD      $0x0f, Y6, Y7
-	VPSRLD      $0x1f, Y7, Y7
-	VPADDD      Y4, Y7, Y7
-	VPADDD      Y6, Y7, Y7
-	VCMPPS      $0x03, Y6, Y6, Y8
+	VPSLLD      $0x0f, Y6, Y8
+	VPSRLD      $0x1f, Y8, Y8
+	VPADDD      Y4, Y8, Y8
+	VPADDD      Y6, Y8, Y8
+	VCMPPS      $0x03, Y6, Y6, Y9
 	VPOR        Y5, Y6, Y6
-	VPBLENDVB   Y8, Y6, Y7, Y7
-	VPSRLD      $0x10, Y7, Y7
-	VPACKUSDW   Y7, Y7, Y7
-	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, 48(AX)(R10*2)
+	VPBLENDVB   Y9, Y6, Y8, Y8
+	VPSLLD      $0x0f, Y7, Y6
+	VPSRLD      $0x1f, Y6, Y6
+	VPADDD      Y4, Y6, Y6
+	VPADDD      Y7, Y6, Y6
+	VCMPPS      $0x03, Y7, Y7, Y9
+	VPOR        Y5, Y7, Y7
+	VPBLENDVB   Y9, Y7, Y6, Y6
+	VPSRLD      $0x10, Y8, Y8
+	VPSRLD      $0x10, Y6, Y6
+	VPACKUSDW   Y6, Y8, Y8
+	VPERMQ      $0xd8, Y8, Y8
+	VMOVDQU     Y8, 32(AX)(R10*2)
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
 	JB          loop1
@@ -29416,81 +28003,65 @@ row:
 
 loop0:
 	VMOVUPS     (CX)(SI*4), Z2
+	VMOVUPS     64(CX)(SI*4), Z3
 	VFPCLASSPSZ $0x20, Z2, K2
+	VFPCLASSPSZ $0x20, Z3, K3
 
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_0
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
+	// VCVTNE2PS2BF16 Z2, Z3, Z4
+	LONG         $0x4867f262
+	WORD         $0xe272
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z2, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z2, Z4, Z4
+	VCMPPS       $0x03, Z2, Z2, K2
+	VPORD        Z1, Z2, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y5
+	VPSLLD       $0x0f, Z3, Z2
+	VPSRLD       $0x1f, Z2, Z2
+	VPADDD       Z0, Z2, Z2
+	VPADDD       Z3, Z2, Z2
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z2
+	VPSRLD       $0x10, Z2, Z2
+	VPMOVDW      Z2, Y2
+	VINSERTI64X4 $0x01, Y2, Z5, Z4
 
 bf16_0:
-	VMOVDQU16   Y3, (AX)(SI*2)
-	VMOVUPS     64(CX)(SI*4), Z2
+	VMOVDQU16   Z4, (AX)(SI*2)
+	VMOVUPS     128(CX)(SI*4), Z2
+	VMOVUPS     192(CX)(SI*4), Z3
 	VFPCLASSPSZ $0x20, Z2, K2
+	VFPCLASSPSZ $0x20, Z3, K3
 
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_1
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
+	// VCVTNE2PS2BF16 Z2, Z3, Z4
+	LONG         $0x4867f262
+	WORD         $0xe272
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z2, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z2, Z4, Z4
+	VCMPPS       $0x03, Z2, Z2, K2
+	VPORD        Z1, Z2, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y5
+	VPSLLD       $0x0f, Z3, Z2
+	VPSRLD       $0x1f, Z2, Z2
+	VPADDD       Z0, Z2, Z2
+	VPADDD       Z3, Z2, Z2
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z2
+	VPSRLD       $0x10, Z2, Z2
+	VPMOVDW      Z2, Y2
+	VINSERTI64X4 $0x01, Y2, Z5, Z4
 
 bf16_1:
-	VMOVDQU16   Y3, 32(AX)(SI*2)
-	VMOVUPS     128(CX)(SI*4), Z2
-	VFPCLASSPSZ $0x20, Z2, K2
-
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
-
-bf16_2:
-	VMOVDQU16   Y3, 64(AX)(SI*2)
-	VMOVUPS     192(CX)(SI*4), Z2
-	VFPCLASSPSZ $0x20, Z2, K2
-
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
-
-bf16_3:
-	VMOVDQU16 Y3, 96(AX)(SI*2)
+	VMOVDQU16 Z4, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, DI
 	JB        loop0
@@ -29509,7 +28080,7 @@ loop0_vector:
 	LONG     $0x487ef262
 	WORD     $0xda72
 	KORTESTW K2, K2
-	JZ       bf16_4
+	JZ       bf16_2
 	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
@@ -29519,7 +28090,7 @@ loop0_vector:
 	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
-bf16_4:
+bf16_2:
 	VMOVDQU16 Y3, (AX)(SI*2)
 	ADDQ      $+16, SI
 	CMPQ      SI, DI
@@ -29535,7 +28106,7 @@ loop0_tail:
 	LONG     $0x487ef262
 	WORD     $0xda72
 	KORTESTW K2, K2
-	JZ       bf16_5
+	JZ       bf16_3
 	VPSLLD   $0x0f, Z2, Z3
 	VPSRLD   $0x1f, Z3, Z3
 	VPADDD   Z0, Z3, Z3
@@ -29545,7 +28116,7 @@ loop0_tail:
 	VPSRLD   $0x10, Z3, Z3
 	VPMOVDW  Z3, Y3
 
-bf16_5:
+bf16_3:
 	VMOVDQU16 Y3, K1, (AX)(SI*2)
 
 loop0_done:
@@ -29579,52 +28150,55 @@ row:
 	VPBROADCASTD SI, Z0
 	MOVL         $0x00400000, SI
 	VPBROADCASTD SI, Z1
+	MOVQ         $0x0706050403020100, SI
+	VMOVQ        SI, X2
+	MOVQ         $0x0f0e0d0c0b0a0908, SI
+	VPINSRQ      $0x01, SI, X2, X2
+	VPMOVZXBD    X2, Z2
+	MOVL         $0x00040004, SI
+	VPBROADCASTD SI, Z3
+	VPMULLD      Z3, Z2, Z2
+	MOVL         $0x00030001, SI
+	VPBROADCASTD SI, Z3
+	VPADDD       Z3, Z2, Z2
 	XORQ         SI, SI
 	MOVQ         BX, DI
 	ANDQ         $-64, DI
 	JZ           loop0_vectors
 
 loop0:
-	VMOVUPS   (CX)(SI*4), Z2
-	VPSLLD    $0x0f, Z2, Z3
+	VMOVUPS   (CX)(SI*4), Z3
+	VMOVUPS   64(CX)(SI*4), Z4
+	VPSLLD    $0x0f, Z3, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z0, Z5, Z5
+	VPADDD    Z3, Z5, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z5
+	VPSLLD    $0x0f, Z4, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
-	VPADDD    Z2, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z3
-	VPSRLD    $0x10, Z3, Z3
-	VPMOVDW   Z3, Y2
-	VMOVDQU16 Y2, (AX)(SI*2)
-	VMOVUPS   64(CX)(SI*4), Z2
-	VPSLLD    $0x0f, Z2, Z3
+	VPADDD    Z4, Z3, Z3
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z1, Z4, K2, Z3
+	VPERMT2W  Z3, Z2, Z5
+	VMOVDQU16 Z5, (AX)(SI*2)
+	VMOVUPS   128(CX)(SI*4), Z3
+	VMOVUPS   192(CX)(SI*4), Z4
+	VPSLLD    $0x0f, Z3, Z5
+	VPSRLD    $0x1f, Z5, Z5
+	VPADDD    Z0, Z5, Z5
+	VPADDD    Z3, Z5, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z5
+	VPSLLD    $0x0f, Z4, Z3
 	VPSRLD    $0x1f, Z3, Z3
 	VPADDD    Z0, Z3, Z3
-	VPADDD    Z2, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z3
-	VPSRLD    $0x10, Z3, Z3
-	VPMOVDW   Z3, Y2
-	VMOVDQU16 Y2, 32(AX)(SI*2)
-	VMOVUPS   128(CX)(SI*4), Z2
-	VPSLLD    $0x0f, Z2, Z3
-	VPSRLD    $0x1f, Z3, Z3
-	VPADDD    Z0, Z3, Z3
-	VPADDD    Z2, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z3
-	VPSRLD    $0x10, Z3, Z3
-	VPMOVDW   Z3, Y2
-	VMOVDQU16 Y2, 64(AX)(SI*2)
-	VMOVUPS   192(CX)(SI*4), Z2
-	VPSLLD    $0x0f, Z2, Z3
-	VPSRLD    $0x1f, Z3, Z3
-	VPADDD    Z0, Z3, Z3
-	VPADDD    Z2, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z3
-	VPSRLD    $0x10, Z3, Z3
-	VPMOVDW   Z3, Y2
-	VMOVDQU16 Y2, 96(AX)(SI*2)
+	VPADDD    Z4, Z3, Z3
+	VCMPPS    $0x03, Z4, Z4, K2
+	VPORD     Z1, Z4, K2, Z3
+	VPERMT2W  Z3, Z2, Z5
+	VMOVDQU16 Z5, 64(AX)(SI*2)
 	ADDQ      $+64, SI
 	CMPQ      SI, DI
 	JB        loop0
@@ -29698,53 +28272,47 @@ row:
 
 loop0:
 	VMOVUPS   (CX)(SI*4), Y2
-	VPSLLD    $0x0f, Y2, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y2, Y3, Y3
-	VCMPPS    $0x03, Y2, Y2, Y4
+	VMOVUPS   32(CX)(SI*4), Y3
+	VPSLLD    $0x0f, Y2, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y2, Y4, Y4
+	VCMPPS    $0x03, Y2, Y2, Y5
 	VPOR      Y1, Y2, Y2
-	VPBLENDVB Y4, Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y3, Y3
-	VPERMQ    $0x08, Y3, Y3
-	VMOVDQU   X3, (AX)(SI*2)
-	VMOVUPS   32(CX)(SI*4), Y2
-	VPSLLD    $0x0f, Y2, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y2, Y3, Y3
-	VCMPPS    $0x03, Y2, Y2, Y4
-	VPOR      Y1, Y2, Y2
-	VPBLENDVB Y4, Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y3, Y3
-	VPERMQ    $0x08, Y3, Y3
-	VMOVDQU   X3, 16(AX)(SI*2)
+	VPBLENDVB Y5, Y2, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y2
+	VPSRLD    $0x1f, Y2, Y2
+	VPADDD    Y0, Y2, Y2
+	VPADDD    Y3, Y2, Y2
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPOR      Y1, Y3, Y3
+	VPBLENDVB Y5, Y3, Y2, Y2
+	VPSRLD    $0x10, Y4, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPACKUSDW Y2, Y4, Y4
+	VPERMQ    $0xd8, Y4, Y4
+	VMOVDQU   Y4, (AX)(SI*2)
 	VMOVUPS   64(CX)(SI*4), Y2
-	VPSLLD    $0x0f, Y2, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y2, Y3, Y3
-	VCMPPS    $0x03, Y2, Y2, Y4
+	VMOVUPS   96(CX)(SI*4), Y3
+	VPSLLD    $0x0f, Y2, Y4
+	VPSRLD    $0x1f, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y2, Y4, Y4
+	VCMPPS    $0x03, Y2, Y2, Y5
 	VPOR      Y1, Y2, Y2
-	VPBLENDVB Y4, Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y3, Y3
-	VPERMQ    $0x08, Y3, Y3
-	VMOVDQU   X3, 32(AX)(SI*2)
-	VMOVUPS   96(CX)(SI*4), Y2
-	VPSLLD    $0x0f, Y2, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y2, Y3, Y3
-	VCMPPS    $0x03, Y2, Y2, Y4
-	VPOR      Y1, Y2, Y2
-	VPBLENDVB Y4, Y2, Y3, Y3
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y3, Y3
-	VPERMQ    $0x08, Y3, Y3
-	VMOVDQU   X3, 48(AX)(SI*2)
+	VPBLENDVB Y5, Y2, Y4, Y4
+	VPSLLD    $0x0f, Y3, Y2
+	VPSRLD    $0x1f, Y2, Y2
+	VPADDD    Y0, Y2, Y2
+	VPADDD    Y3, Y2, Y2
+	VCMPPS    $0x03, Y3, Y3, Y5
+	VPOR      Y1, Y3, Y3
+	VPBLENDVB Y5, Y3, Y2, Y2
+	VPSRLD    $0x10, Y4, Y4
+	VPSRLD    $0x10, Y2, Y2
+	VPACKUSDW Y2, Y4, Y4
+	VPERMQ    $0xd8, Y4, Y4
+	VMOVDQU   Y4, 32(AX)(SI*2)
 	ADDQ      $+32, SI
 	CMPQ      SI, DI
 	JB        loop0
