@@ -108,6 +108,7 @@ type lowering struct {
 	pfStreams []int
 	pfLines   int
 	pfLoops   int
+	pfElem    int // bytes per element of the streams
 }
 
 // accState is where one accumulator's partial sums live during and after
