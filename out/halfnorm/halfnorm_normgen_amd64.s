@@ -5883,7 +5883,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5892,36 +5892,44 @@ TEXT ·halfnormAvx512bf16BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
+	VPANDD (CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
+	VPANDD 64(CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+4096
+	ADDQ   $+64, R8
+	CMPQ   R8, $+4096
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -5938,8 +5946,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X2
+	MOVL  $0x39800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -5948,8 +5956,8 @@ loop0:
 	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z0
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -5959,27 +5967,29 @@ loop0:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z12
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z3, Z3
 	VFMADD231PS Z12, Z12, Z8
-	VPANDD      (CX)(DI*2), Z0, Z12
+	VPANDD      (CX)(R8*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z4, Z4
 	VFMADD231PS Z12, Z12, Z9
-	VPSLLD      $0x10, 64(CX)(DI*2), Z12
+	VPSLLD      $0x10, 64(CX)(R8*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z5, Z5
 	VFMADD231PS Z12, Z12, Z10
-	VPANDD      64(CX)(DI*2), Z0, Z12
+	VPANDD      64(CX)(R8*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z6, Z6
 	VFMADD231PS Z12, Z12, Z11
-	ADDQ        $+64, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -6021,26 +6031,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -6049,31 +6059,33 @@ loop1:
 	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z3
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z2
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z3
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   (CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z8
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z6
-	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPMOVZXWD   32(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
 	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z8, K2
@@ -6102,22 +6114,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
 bf16_0:
-	VMOVDQU16   Z5, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
+	VMOVDQU16   Z5, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z8
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z6
-	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPMOVZXWD   96(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
 	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z8, K2
@@ -6146,9 +6158,9 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
 bf16_1:
-	VMOVDQU16 Z5, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+4096
+	VMOVDQU16 Z5, 64(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+4096
 	JB        loop2
 	ADDQ      $+8192, AX
 	ADDQ      $+8192, CX
@@ -6163,7 +6175,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6172,36 +6184,44 @@ TEXT ·halfnormAvx512BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
+	VPANDD (CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
+	VPANDD 64(CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+4096
+	ADDQ   $+64, R8
+	CMPQ   R8, $+4096
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -6218,8 +6238,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X2
+	MOVL  $0x39800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -6228,8 +6248,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -6239,27 +6259,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
+	VPANDD      (CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
+	VPSLLD      $0x10, 64(CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
+	VPANDD      64(CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, DI
-	CMPQ        DI, $+4096
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -6301,26 +6323,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -6329,89 +6351,91 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X5
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X5, X5
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z3
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X5, X5
 	VPMOVZXBD    X5, Z5
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z6
 	VPMULLD      Z6, Z5, Z5
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z6
 	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   32(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   96(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, 64(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+4096
+	VPMOVZXWD   (CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+4096
 	JB          loop2
 	ADDQ        $+8192, AX
 	ADDQ        $+8192, CX
@@ -6426,7 +6450,7 @@ done:
 	RET
 
 // func avx2BF16LayerNorm4096(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -6435,14 +6459,22 @@ TEXT ·halfnormAvx2BF16LayerNorm4096(SB), NOSPLIT, $0-48
 	MOVQ rows+32(FP), SI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+8192, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
@@ -6450,28 +6482,28 @@ row:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	XORQ         DI, DI
-	MOVQ         $+2048, R8
+	XORQ         R8, R8
+	MOVQ         $+2048, R9
 
 loop0:
-	VMOVDQU (CX)(DI*2), Y7
+	VMOVDQU (CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	VPAND   (CX)(DI*2), Y1, Y7
+	VPAND   (CX)(R8*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y3, Y3
-	VMOVDQU 32(CX)(DI*2), Y7
+	VMOVDQU 32(CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y4, Y4
-	VPAND   32(CX)(DI*2), Y1, Y7
+	VPAND   32(CX)(R8*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, DI
-	CMPQ    DI, R8
+	ADDQ    $+32, R8
+	CMPQ    R8, R9
 	JB      loop0
-	CMPQ    DI, $+4096
+	CMPQ    R8, $+4096
 	JAE     loop0_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -6483,7 +6515,7 @@ loop0:
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	ADDQ   $+2048, R8
+	ADDQ   $+2048, R9
 	JMP    loop0
 
 loop0_blocks:
@@ -6501,8 +6533,8 @@ loop0_blocks:
 	VADDSS       X2, X1, X1
 
 	// invN = 1/4096
-	MOVL  $0x39800000, DI
-	VMOVD DI, X2
+	MOVL  $0x39800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -6511,8 +6543,8 @@ loop0_blocks:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -6525,32 +6557,34 @@ loop0_blocks:
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
 	VXORPS       Y12, Y12, Y12
-	XORQ         DI, DI
-	MOVQ         $+2048, R8
+	XORQ         R8, R8
+	MOVQ         $+2048, R9
 
 loop1:
-	VMOVDQU     (CX)(DI*2), Y13
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVDQU     (CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y3, Y3
 	VFMADD231PS Y13, Y13, Y7
-	VPAND       (CX)(DI*2), Y1, Y13
+	VPAND       (CX)(R8*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
 	VFMADD231PS Y13, Y13, Y8
-	VMOVDQU     32(CX)(DI*2), Y13
+	VMOVDQU     32(CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y5, Y5
 	VFMADD231PS Y13, Y13, Y9
-	VPAND       32(CX)(DI*2), Y1, Y13
+	VPAND       32(CX)(R8*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y6, Y6
 	VFMADD231PS Y13, Y13, Y10
-	ADDQ        $+32, DI
-	CMPQ        DI, R8
+	ADDQ        $+32, R8
+	CMPQ        R8, R9
 	JB          loop1
-	CMPQ        DI, $+4096
+	CMPQ        R8, $+4096
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -6570,7 +6604,7 @@ loop1:
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	ADDQ   $+2048, R8
+	ADDQ   $+2048, R9
 	JMP    loop1
 
 loop1_blocks:
@@ -6738,7 +6772,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormAny(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -6754,14 +6788,23 @@ TEXT ·halfnormAvx512bf16BF16LayerNormAny(SB), NOSPLIT, $0-56
 	KMOVW R9, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   DI, R8
+	SHLQ    $0x01, R8
+
 	// pivot = the row's first x
-	MOVWLZX (CX), R8
-	SHLL    $0x10, R8
-	VMOVD   R8, X0
+	MOVWLZX (CX), R9
+	SHLL    $0x10, R9
+	VMOVD   R9, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z1
+	MOVL         $0xffff0000, R9
+	VPBROADCASTD R9, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -6769,47 +6812,47 @@ row:
 	VPXORD       Z5, Z5, Z5
 	CMPQ         DI, $+3903
 	JA           loop0_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop0s_vectors
 
 loop0s:
-	VPSLLD $0x10, (CX)(R8*2), Z6
+	VPSLLD $0x10, (CX)(R9*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(R8*2), Z1, Z6
+	VPANDD (CX)(R9*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(R8*2), Z6
+	VPSLLD $0x10, 64(CX)(R9*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(R8*2), Z1, Z6
+	VPANDD 64(CX)(R9*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R8
-	CMPQ   R8, R9
+	ADDQ   $+64, R9
+	CMPQ   R9, R10
 	JB     loop0s
 
 loop0s_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JB        loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -6825,31 +6868,31 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z8, Z8, Z8
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
 	JZ      loop0_vectors
-	MOVQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
-	VPSLLD $0x10, (CX)(R8*2), Z9
+	VPSLLD $0x10, (CX)(R9*2), Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z2, Z2
-	VPANDD (CX)(R8*2), Z1, Z9
+	VPANDD (CX)(R9*2), Z1, Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z3, Z3
-	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VPSLLD $0x10, 64(CX)(R9*2), Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z4, Z4
-	VPANDD 64(CX)(R8*2), Z1, Z9
+	VPANDD 64(CX)(R9*2), Z1, Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z5, Z5
-	ADDQ   $+64, R8
-	CMPQ   R8, R10
+	ADDQ   $+64, R9
+	CMPQ   R9, R11
 	JB     loop0
-	TESTQ  $+4095, R8
+	TESTQ  $+4095, R9
 	JNZ    loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -6861,7 +6904,7 @@ loop0:
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	TESTQ  $+262143, R8
+	TESTQ  $+262143, R9
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -6869,44 +6912,44 @@ loop0:
 	VPXORD Z8, Z8, Z8
 
 loop0_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
 	JAE     loop0_vectors
-	ADDQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      DI, R9
-	ANDQ      $-16, R9
-	CMPQ      R8, R9
+	MOVQ      DI, R10
+	ANDQ      $-16, R10
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z3, Z3
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z4, Z4
-	ADDQ      $+16, R8
+	ADDQ      $+16, R9
 
 loop0_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -6931,8 +6974,8 @@ loop0_summed:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X2
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -6943,8 +6986,8 @@ loop0_summed:
 	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z0
+	MOVL         $0xffff0000, R9
+	VPBROADCASTD R9, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -6956,52 +6999,54 @@ loop0_summed:
 	VPXORD       Z11, Z11, Z11
 	CMPQ         DI, $+3903
 	JA           loop1_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (CX)(R8*2), Z12
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VPSLLD      $0x10, (CX)(R9*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z3, Z3
 	VFMADD231PS Z12, Z12, Z8
-	VPANDD      (CX)(R8*2), Z0, Z12
+	VPANDD      (CX)(R9*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z4, Z4
 	VFMADD231PS Z12, Z12, Z9
-	VPSLLD      $0x10, 64(CX)(R8*2), Z12
+	VPSLLD      $0x10, 64(CX)(R9*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z5, Z5
 	VFMADD231PS Z12, Z12, Z10
-	VPANDD      64(CX)(R8*2), Z0, Z12
+	VPANDD      64(CX)(R9*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z6, Z6
 	VFMADD231PS Z12, Z12, Z11
-	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (CX)(R8*2), Z0
+	VPMOVZXWD   (CX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z3, Z3
 	VFMADD231PS Z0, Z0, Z8
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JB          loop1s_vector
 
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VMOVDQU16.Z (CX)(R9*2), K1, Y0
 	VPMOVZXWD   Y0, Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
@@ -7023,35 +7068,37 @@ loop1_long:
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
 	JZ      loop1_vectors
-	MOVQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VPSLLD      $0x10, (CX)(R8*2), Z16
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VPSLLD      $0x10, (CX)(R9*2), Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z3, Z3
 	VFMADD231PS Z16, Z16, Z8
-	VPANDD      (CX)(R8*2), Z0, Z16
+	VPANDD      (CX)(R9*2), Z0, Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z4, Z4
 	VFMADD231PS Z16, Z16, Z9
-	VPSLLD      $0x10, 64(CX)(R8*2), Z16
+	VPSLLD      $0x10, 64(CX)(R9*2), Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z5, Z5
 	VFMADD231PS Z16, Z16, Z10
-	VPANDD      64(CX)(R8*2), Z0, Z16
+	VPANDD      64(CX)(R9*2), Z0, Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z6, Z6
 	VFMADD231PS Z16, Z16, Z11
-	ADDQ        $+64, R8
-	CMPQ        R8, R10
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
 	JB          loop1
-	TESTQ       $+4095, R8
+	TESTQ       $+4095, R9
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -7071,7 +7118,7 @@ loop1:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-	TESTQ  $+262143, R8
+	TESTQ  $+262143, R9
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -7081,47 +7128,47 @@ loop1:
 	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
 	JAE     loop1_vectors
-	ADDQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        DI, R9
-	ANDQ        $-16, R9
-	CMPQ        R8, R9
+	MOVQ        DI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z0
+	VPMOVZXWD   (CX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z3, Z3
 	VFMADD231PS Z0, Z0, Z8
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z0
+	VPMOVZXWD   (CX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z4, Z4
 	VFMADD231PS Z0, Z0, Z9
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z0
+	VPMOVZXWD   (CX)(R9*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z5, Z5
 	VFMADD231PS Z0, Z0, Z10
-	ADDQ        $+16, R8
+	ADDQ        $+16, R9
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VMOVDQU16.Z (CX)(R9*2), K1, Y0
 	VPMOVZXWD   Y0, Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
@@ -7174,26 +7221,26 @@ loop1_summed:
 	VSUBSS X2, X0, X0
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X2
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X2
 
 	// varianceEps = variance + eps
 	VADDSS X2, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X2
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X2
 	VUCOMISS X2, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X2
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X2
 	VUCOMISS X0, X2
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X2
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X2
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X0, X0, X0
@@ -7202,34 +7249,36 @@ loop1_summed:
 	VDIVSS X0, X2, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z0
-	MOVL         $0x00400000, R8
-	VPBROADCASTD R8, Z2
+	MOVL         $0x00007fff, R9
+	VPBROADCASTD R9, Z0
+	MOVL         $0x00400000, R9
+	VPBROADCASTD R9, Z2
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X4, Z4
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (CX)(R8*2), Z5
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VPMOVZXWD   (CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z8
+	VMOVUPS     (BX)(R9*4), Z6
+	VMOVUPS     (DX)(R9*4), Z8
 	VFMADD231PS Z8, Z5, Z6
-	VPMOVZXWD   32(CX)(R8*2), Z5
+	VPMOVZXWD   32(CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(R8*4), Z8
-	VMOVUPS     64(DX)(R8*4), Z9
+	VMOVUPS     64(BX)(R9*4), Z8
+	VMOVUPS     64(DX)(R9*4), Z9
 	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K2
 	VFPCLASSPSZ $0x20, Z8, K3
@@ -7258,22 +7307,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
 bf16_0:
-	VMOVDQU16   Z5, (AX)(R8*2)
-	VPMOVZXWD   64(CX)(R8*2), Z5
+	VMOVDQU16   Z5, (AX)(R9*2)
+	VPMOVZXWD   64(CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(R8*4), Z6
-	VMOVUPS     128(DX)(R8*4), Z8
+	VMOVUPS     128(BX)(R9*4), Z6
+	VMOVUPS     128(DX)(R9*4), Z8
 	VFMADD231PS Z8, Z5, Z6
-	VPMOVZXWD   96(CX)(R8*2), Z5
+	VPMOVZXWD   96(CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(R8*4), Z8
-	VMOVUPS     192(DX)(R8*4), Z9
+	VMOVUPS     192(BX)(R9*4), Z8
+	VMOVUPS     192(DX)(R9*4), Z9
 	VFMADD231PS Z9, Z5, Z8
 	VFPCLASSPSZ $0x20, Z6, K2
 	VFPCLASSPSZ $0x20, Z8, K3
@@ -7302,25 +7351,25 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y5, Z7, Z5
 
 bf16_1:
-	VMOVDQU16 Z5, 64(AX)(R8*2)
-	ADDQ      $+64, R8
-	CMPQ      R8, R9
+	VMOVDQU16 Z5, 64(AX)(R9*2)
+	ADDQ      $+64, R9
+	CMPQ      R9, R10
 	JB        loop2
 
 loop2_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD   (CX)(R8*2), Z5
+	VPMOVZXWD   (CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z8
+	VMOVUPS     (BX)(R9*4), Z6
+	VMOVUPS     (DX)(R9*4), Z8
 	VFMADD231PS Z8, Z5, Z6
 	VFPCLASSPSZ $0x20, Z6, K2
 
@@ -7339,22 +7388,22 @@ loop2_vector:
 	VPMOVDW  Z5, Y5
 
 bf16_2:
-	VMOVDQU16 Y5, (AX)(R8*2)
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	VMOVDQU16 Y5, (AX)(R9*2)
+	ADDQ      $+16, R9
+	CMPQ      R9, R8
 	JB        loop2_vector
 
 loop2_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop2_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y5
+	VMOVDQU16.Z (CX)(R9*2), K1, Y5
 	VPMOVZXWD   Y5, Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z1
 	VSUBPS      Z3, Z1, Z1
 	VMULPS      Z4, Z1, Z1
-	VMOVUPS.Z   (BX)(R8*4), K1, Z3
-	VMOVUPS.Z   (DX)(R8*4), K1, Z4
+	VMOVUPS.Z   (BX)(R9*4), K1, Z3
+	VMOVUPS.Z   (DX)(R9*4), K1, Z4
 	VFMADD231PS Z4, Z1, Z3
 	VFPCLASSPSZ $0x20, Z3, K2
 
@@ -7373,7 +7422,7 @@ loop2_tail:
 	VPMOVDW  Z1, Y1
 
 bf16_3:
-	VMOVDQU16 Y1, K1, (AX)(R8*2)
+	VMOVDQU16 Y1, K1, (AX)(R9*2)
 
 loop2_done:
 	LEAQ (AX)(DI*2), AX
@@ -7389,7 +7438,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormAny(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormAny(SB), NOSPLIT, $0-56
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -7405,14 +7454,23 @@ TEXT ·halfnormAvx512BF16LayerNormAny(SB), NOSPLIT, $0-56
 	KMOVW R9, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   DI, R8
+	SHLQ    $0x01, R8
+
 	// pivot = the row's first x
-	MOVWLZX (CX), R8
-	SHLL    $0x10, R8
-	VMOVD   R8, X0
+	MOVWLZX (CX), R9
+	SHLL    $0x10, R9
+	VMOVD   R9, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z1
+	MOVL         $0xffff0000, R9
+	VPBROADCASTD R9, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -7420,47 +7478,47 @@ row:
 	VPXORD       Z5, Z5, Z5
 	CMPQ         DI, $+3903
 	JA           loop0_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop0s_vectors
 
 loop0s:
-	VPSLLD $0x10, (CX)(R8*2), Z6
+	VPSLLD $0x10, (CX)(R9*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(R8*2), Z1, Z6
+	VPANDD (CX)(R9*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(R8*2), Z6
+	VPSLLD $0x10, 64(CX)(R9*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(R8*2), Z1, Z6
+	VPANDD 64(CX)(R9*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R8
-	CMPQ   R8, R9
+	ADDQ   $+64, R9
+	CMPQ   R9, R10
 	JB     loop0s
 
 loop0s_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JB        loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -7476,31 +7534,31 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
 	JZ      loop0_vectors
-	MOVQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
-	VPSLLD $0x10, (CX)(R8*2), Z8
+	VPSLLD $0x10, (CX)(R9*2), Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z2, Z2
-	VPANDD (CX)(R8*2), Z1, Z8
+	VPANDD (CX)(R9*2), Z1, Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z3, Z3
-	VPSLLD $0x10, 64(CX)(R8*2), Z8
+	VPSLLD $0x10, 64(CX)(R9*2), Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z4, Z4
-	VPANDD 64(CX)(R8*2), Z1, Z8
+	VPANDD 64(CX)(R9*2), Z1, Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z5, Z5
-	ADDQ   $+64, R8
-	CMPQ   R8, R10
+	ADDQ   $+64, R9
+	CMPQ   R9, R11
 	JB     loop0
-	TESTQ  $+4095, R8
+	TESTQ  $+4095, R9
 	JNZ    loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -7512,7 +7570,7 @@ loop0:
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	TESTQ  $+262143, R8
+	TESTQ  $+262143, R9
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -7520,44 +7578,44 @@ loop0:
 	VPXORD Z7, Z7, Z7
 
 loop0_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
 	JAE     loop0_vectors
-	ADDQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      DI, R9
-	ANDQ      $-16, R9
-	CMPQ      R8, R9
+	MOVQ      DI, R10
+	ANDQ      $-16, R10
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z3, Z3
-	ADDQ      $+16, R8
-	CMPQ      R8, R9
+	ADDQ      $+16, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Z1
+	VPMOVZXWD (CX)(R9*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z4, Z4
-	ADDQ      $+16, R8
+	ADDQ      $+16, R9
 
 loop0_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop0_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -7582,8 +7640,8 @@ loop0_summed:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X2
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -7594,8 +7652,8 @@ loop0_summed:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z1
+	MOVL         $0xffff0000, R9
+	VPBROADCASTD R9, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -7607,52 +7665,54 @@ loop0_summed:
 	VPXORD       Z10, Z10, Z10
 	CMPQ         DI, $+3903
 	JA           loop1_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (CX)(R8*2), Z11
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VPSLLD      $0x10, (CX)(R9*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(R8*2), Z1, Z11
+	VPANDD      (CX)(R9*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(R8*2), Z11
+	VPSLLD      $0x10, 64(CX)(R9*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(R8*2), Z1, Z11
+	VPANDD      64(CX)(R9*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R10
+	ANDQ $-16, R10
+	CMPQ R9, R10
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (CX)(R8*2), Z1
+	VPMOVZXWD   (CX)(R9*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z3, Z3
 	VFMADD231PS Z1, Z1, Z7
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JB          loop1s_vector
 
 loop1s_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1s_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -7674,35 +7734,37 @@ loop1_long:
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
 	JZ      loop1_vectors
-	MOVQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VPSLLD      $0x10, (CX)(R8*2), Z15
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VPSLLD      $0x10, (CX)(R9*2), Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z3, Z3
 	VFMADD231PS Z15, Z15, Z7
-	VPANDD      (CX)(R8*2), Z1, Z15
+	VPANDD      (CX)(R9*2), Z1, Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z4, Z4
 	VFMADD231PS Z15, Z15, Z8
-	VPSLLD      $0x10, 64(CX)(R8*2), Z15
+	VPSLLD      $0x10, 64(CX)(R9*2), Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z5, Z5
 	VFMADD231PS Z15, Z15, Z9
-	VPANDD      64(CX)(R8*2), Z1, Z15
+	VPANDD      64(CX)(R9*2), Z1, Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z6, Z6
 	VFMADD231PS Z15, Z15, Z10
-	ADDQ        $+64, R8
-	CMPQ        R8, R10
+	ADDQ        $+64, R9
+	CMPQ        R9, R11
 	JB          loop1
-	TESTQ       $+4095, R8
+	TESTQ       $+4095, R9
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -7722,7 +7784,7 @@ loop1:
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
-	TESTQ  $+262143, R8
+	TESTQ  $+262143, R9
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -7732,47 +7794,47 @@ loop1:
 	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-64, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-64, R10
+	CMPQ    R9, R10
 	JAE     loop1_vectors
-	ADDQ    $+4096, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+4096, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        DI, R9
-	ANDQ        $-16, R9
-	CMPQ        R8, R9
+	MOVQ        DI, R10
+	ANDQ        $-16, R10
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
+	VPMOVZXWD   (CX)(R9*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z3, Z3
 	VFMADD231PS Z1, Z1, Z7
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
+	VPMOVZXWD   (CX)(R9*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z4, Z4
 	VFMADD231PS Z1, Z1, Z8
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	ADDQ        $+16, R9
+	CMPQ        R9, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Z1
+	VPMOVZXWD   (CX)(R9*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z5, Z5
 	VFMADD231PS Z1, Z1, Z9
-	ADDQ        $+16, R8
+	ADDQ        $+16, R9
 
 loop1_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop1_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y1
+	VMOVDQU16.Z (CX)(R9*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -7825,26 +7887,26 @@ loop1_summed:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R8
-	VMOVD R8, X3
+	MOVL  $0x3727c5ac, R9
+	VMOVD R9, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X3
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X3
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X3
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -7853,108 +7915,110 @@ loop1_summed:
 	VDIVSS X2, X3, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R8
-	VPBROADCASTD R8, Z3
-	MOVL         $0x00400000, R8
-	VPBROADCASTD R8, Z4
-	MOVQ         $0x0706050403020100, R8
-	VMOVQ        R8, X5
-	MOVQ         $0x0f0e0d0c0b0a0908, R8
-	VPINSRQ      $0x01, R8, X5, X5
+	MOVL         $0x00007fff, R9
+	VPBROADCASTD R9, Z3
+	MOVL         $0x00400000, R9
+	VPBROADCASTD R9, Z4
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, R9
+	VPINSRQ      $0x01, R9, X5, X5
 	VPMOVZXBD    X5, Z5
-	MOVL         $0x00040004, R8
-	VPBROADCASTD R8, Z6
+	MOVL         $0x00040004, R9
+	VPBROADCASTD R9, Z6
 	VPMULLD      Z6, Z5, Z5
-	MOVL         $0x00030001, R8
-	VPBROADCASTD R8, Z6
+	MOVL         $0x00030001, R9
+	VPBROADCASTD R9, Z6
 	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-64, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-64, R10
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (CX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (BX)(R8*4), Z7
-	VMOVUPS     (DX)(R8*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   32(CX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(BX)(R8*4), Z8
-	VMOVUPS     64(DX)(R8*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z4, Z7, K2, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K2
-	VPORD       Z4, Z8, K2, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, (AX)(R8*2)
-	VPMOVZXWD   64(CX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(BX)(R8*4), Z7
-	VMOVUPS     128(DX)(R8*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   96(CX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(BX)(R8*4), Z8
-	VMOVUPS     192(DX)(R8*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K2
-	VPORD       Z4, Z7, K2, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K2
-	VPORD       Z4, Z8, K2, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, 64(AX)(R8*2)
+	PREFETCHT1  (CX)(R8*1)
 	ADDQ        $+64, R8
-	CMPQ        R8, R9
+	VPMOVZXWD   (CX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(R9*4), Z7
+	VMOVUPS     (DX)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(R9*4), Z8
+	VMOVUPS     64(DX)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z4, Z7, K2, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z4, Z8, K2, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(R9*2)
+	VPMOVZXWD   64(CX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(R9*4), Z7
+	VMOVUPS     128(DX)(R9*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(R9*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(R9*4), Z8
+	VMOVUPS     192(DX)(R9*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K2
+	VPORD       Z4, Z7, K2, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z4, Z8, K2, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(R9*2)
+	ADDQ        $+64, R9
+	CMPQ        R9, R10
 	JB          loop2
 
 loop2_vectors:
-	MOVQ DI, R9
-	ANDQ $-16, R9
-	CMPQ R8, R9
+	MOVQ DI, R8
+	ANDQ $-16, R8
+	CMPQ R9, R8
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD   (CX)(R8*2), Z5
+	VPMOVZXWD   (CX)(R9*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VMULPS      Z2, Z5, Z5
-	VMOVUPS     (BX)(R8*4), Z6
-	VMOVUPS     (DX)(R8*4), Z7
+	VMOVUPS     (BX)(R9*4), Z6
+	VMOVUPS     (DX)(R9*4), Z7
 	VFMADD231PS Z7, Z5, Z6
 	VPSLLD      $0x0f, Z6, Z5
 	VPSRLD      $0x1f, Z5, Z5
@@ -7964,22 +8028,22 @@ loop2_vector:
 	VPORD       Z4, Z6, K2, Z5
 	VPSRLD      $0x10, Z5, Z5
 	VPMOVDW     Z5, Y5
-	VMOVDQU16   Y5, (AX)(R8*2)
-	ADDQ        $+16, R8
-	CMPQ        R8, R9
+	VMOVDQU16   Y5, (AX)(R9*2)
+	ADDQ        $+16, R9
+	CMPQ        R9, R8
 	JB          loop2_vector
 
 loop2_tail:
 	TESTQ       $0x0000000f, DI
 	JZ          loop2_done
-	VMOVDQU16.Z (CX)(R8*2), K1, Y5
+	VMOVDQU16.Z (CX)(R9*2), K1, Y5
 	VPMOVZXWD   Y5, Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z0, Z5, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (BX)(R8*4), K1, Z1
-	VMOVUPS.Z   (DX)(R8*4), K1, Z2
+	VMOVUPS.Z   (BX)(R9*4), K1, Z1
+	VMOVUPS.Z   (DX)(R9*4), K1, Z2
 	VFMADD231PS Z2, Z0, Z1
 	VPSLLD      $0x0f, Z1, Z0
 	VPSRLD      $0x1f, Z0, Z0
@@ -7989,7 +8053,7 @@ loop2_tail:
 	VPORD       Z4, Z1, K2, Z0
 	VPSRLD      $0x10, Z0, Z0
 	VPMOVDW     Z0, Y0
-	VMOVDQU16   Y0, K1, (AX)(R8*2)
+	VMOVDQU16   Y0, K1, (AX)(R9*2)
 
 loop2_done:
 	LEAQ (AX)(DI*2), AX
@@ -8005,7 +8069,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormAny(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormAny(SB), NOSPLIT, $64-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8015,14 +8079,23 @@ TEXT ·halfnormAvx2BF16LayerNormAny(SB), NOSPLIT, $64-56
 	MOVQ h+40(FP), DI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    SI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMULQ   DI, R8
+	SHLQ    $0x01, R8
+
 	// pivot = the row's first x
-	MOVWLZX (CX), R8
-	SHLL    $0x10, R8
-	VMOVD   R8, X0
+	MOVWLZX (CX), R9
+	SHLL    $0x10, R9
+	VMOVD   R9, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R8
-	VMOVD        R8, X1
+	MOVL         $0xffff0000, R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
@@ -8032,57 +8105,57 @@ row:
 	VXORPS       X6, X6, X6
 	CMPQ         DI, $+1983
 	JA           loop0_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-32, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-32, R10
 	JZ           loop0s_vectors
 
 loop0s:
-	VMOVDQU (CX)(R8*2), Y7
+	VMOVDQU (CX)(R9*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	VPAND   (CX)(R8*2), Y1, Y7
+	VPAND   (CX)(R9*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y3, Y3
-	VMOVDQU 32(CX)(R8*2), Y7
+	VMOVDQU 32(CX)(R9*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y4, Y4
-	VPAND   32(CX)(R8*2), Y1, Y7
+	VPAND   32(CX)(R9*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, R9
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
 	JB      loop0s
 
 loop0s_vectors:
-	MOVQ DI, R9
-	ANDQ $-8, R9
-	CMPQ R8, R9
+	MOVQ DI, R10
+	ANDQ $-8, R10
+	CMPQ R9, R10
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (CX)(R8*2), Y1
+	VPMOVZXWD (CX)(R9*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y2, Y2
-	ADDQ      $+8, R8
-	CMPQ      R8, R9
+	ADDQ      $+8, R9
+	CMPQ      R9, R10
 	JB        loop0s_vector
 
 loop0s_tail:
-	CMPQ R8, DI
+	CMPQ R9, DI
 	JAE  loop0s_done
 
 loop0s_element:
-	MOVWLZX (CX)(R8*2), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (CX)(R9*2), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 	VSUBSS  X0, X1, X1
 	VADDSS  X1, X6, X6
-	INCQ    R8
-	CMPQ    R8, DI
+	INCQ    R9
+	CMPQ    R9, DI
 	JB      loop0s_element
 
 loop0s_done:
@@ -8095,33 +8168,33 @@ loop0_long:
 	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VXORPS  Y7, Y7, Y7
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-32, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
 	JZ      loop0_vectors
-	MOVQ    $+2048, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop0:
-	VMOVDQU (CX)(R8*2), Y8
+	VMOVDQU (CX)(R9*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y2, Y2
-	VPAND   (CX)(R8*2), Y1, Y8
+	VPAND   (CX)(R9*2), Y1, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y3, Y3
-	VMOVDQU 32(CX)(R8*2), Y8
+	VMOVDQU 32(CX)(R9*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
-	VPAND   32(CX)(R8*2), Y1, Y8
+	VPAND   32(CX)(R9*2), Y1, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y5, Y5
-	ADDQ    $+32, R8
-	CMPQ    R8, R10
+	ADDQ    $+32, R9
+	CMPQ    R9, R11
 	JB      loop0
-	TESTQ   $+2047, R8
+	TESTQ   $+2047, R9
 	JNZ     loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -8133,7 +8206,7 @@ loop0:
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	TESTQ  $+131071, R8
+	TESTQ  $+131071, R9
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -8142,52 +8215,52 @@ loop0:
 	VXORPS  Y7, Y7, Y7
 
 loop0_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-32, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
 	JAE     loop0_vectors
-	ADDQ    $+2048, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      DI, R9
-	ANDQ      $-8, R9
-	CMPQ      R8, R9
+	MOVQ      DI, R10
+	ANDQ      $-8, R10
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Y1
+	VPMOVZXWD (CX)(R9*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y2, Y2
-	ADDQ      $+8, R8
-	CMPQ      R8, R9
+	ADDQ      $+8, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Y1
+	VPMOVZXWD (CX)(R9*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y3, Y3
-	ADDQ      $+8, R8
-	CMPQ      R8, R9
+	ADDQ      $+8, R9
+	CMPQ      R9, R10
 	JAE       loop0_tail
-	VPMOVZXWD (CX)(R8*2), Y1
+	VPMOVZXWD (CX)(R9*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y4, Y4
-	ADDQ      $+8, R8
+	ADDQ      $+8, R9
 
 loop0_tail:
-	CMPQ R8, DI
+	CMPQ R9, DI
 	JAE  loop0_done
 
 loop0_element:
-	MOVWLZX (CX)(R8*2), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (CX)(R9*2), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 	VSUBSS  X0, X1, X1
 	VADDSS  X1, X6, X6
-	INCQ    R8
-	CMPQ    R8, DI
+	INCQ    R9
+	CMPQ    R9, DI
 	JB      loop0_element
 
 loop0_done:
@@ -8208,8 +8281,8 @@ loop0_summed:
 	VADDSS       X6, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R8
-	VMOVD      R8, X2
+	MOVL       $0x3f800000, R9
+	VMOVD      R9, X2
 	VCVTSI2SSQ DI, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -8220,8 +8293,8 @@ loop0_summed:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R8
-	VMOVD        R8, X1
+	MOVL         $0xffff0000, R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -8236,63 +8309,65 @@ loop0_summed:
 	VXORPS       X12, X12, X12
 	CMPQ         DI, $+1983
 	JA           loop1_long
-	XORQ         R8, R8
-	MOVQ         DI, R9
-	ANDQ         $-32, R9
+	XORQ         R9, R9
+	MOVQ         DI, R10
+	ANDQ         $-32, R10
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVDQU     (CX)(R8*2), Y13
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVDQU     (CX)(R9*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y3, Y3
 	VFMADD231PS Y13, Y13, Y8
-	VPAND       (CX)(R8*2), Y1, Y13
+	VPAND       (CX)(R9*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
 	VFMADD231PS Y13, Y13, Y9
-	VMOVDQU     32(CX)(R8*2), Y13
+	VMOVDQU     32(CX)(R9*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y5, Y5
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       32(CX)(R8*2), Y1, Y13
+	VPAND       32(CX)(R9*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y6, Y6
 	VFMADD231PS Y13, Y13, Y11
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ DI, R9
-	ANDQ $-8, R9
-	CMPQ R8, R9
+	MOVQ DI, R8
+	ANDQ $-8, R8
+	CMPQ R9, R8
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (CX)(R8*2), Y1
+	VPMOVZXWD   (CX)(R9*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y3, Y3
 	VFMADD231PS Y1, Y1, Y8
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R8
 	JB          loop1s_vector
 
 loop1s_tail:
-	CMPQ R8, DI
+	CMPQ R9, DI
 	JAE  loop1s_done
 
 loop1s_element:
-	MOVWLZX     (CX)(R8*2), R9
-	SHLL        $0x10, R9
-	VMOVD       R9, X1
+	MOVWLZX     (CX)(R9*2), R8
+	SHLL        $0x10, R8
+	VMOVD       R8, X1
 	VSUBSS      X0, X1, X1
 	VADDSS      X1, X7, X7
 	VFMADD231SS X1, X1, X12
-	INCQ        R8
-	CMPQ        R8, DI
+	INCQ        R9
+	CMPQ        R9, DI
 	JB          loop1s_element
 
 loop1s_done:
@@ -8310,37 +8385,39 @@ loop1_long:
 	VMOVUPS Y8, 32(SP)
 	VXORPS  Y13, Y13, Y13
 	VXORPS  Y14, Y14, Y14
-	XORQ    R8, R8
-	MOVQ    DI, R9
-	ANDQ    $-32, R9
+	XORQ    R9, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
 	JZ      loop1_vectors
-	MOVQ    $+2048, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	MOVQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 
 loop1:
-	VMOVDQU     (CX)(R8*2), Y15
+	PREFETCHT1  (CX)(R8*1)
+	ADDQ        $+64, R8
+	VMOVDQU     (CX)(R9*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y3, Y3
 	VFMADD231PS Y15, Y15, Y8
-	VPAND       (CX)(R8*2), Y1, Y15
+	VPAND       (CX)(R9*2), Y1, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y4, Y4
 	VFMADD231PS Y15, Y15, Y9
-	VMOVDQU     32(CX)(R8*2), Y15
+	VMOVDQU     32(CX)(R9*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y5, Y5
 	VFMADD231PS Y15, Y15, Y10
-	VPAND       32(CX)(R8*2), Y1, Y15
+	VPAND       32(CX)(R9*2), Y1, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y6, Y6
 	VFMADD231PS Y15, Y15, Y11
-	ADDQ        $+32, R8
-	CMPQ        R8, R10
+	ADDQ        $+32, R9
+	CMPQ        R9, R11
 	JB          loop1
-	TESTQ       $+2047, R8
+	TESTQ       $+2047, R9
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -8360,7 +8437,7 @@ loop1:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	TESTQ  $+131071, R8
+	TESTQ  $+131071, R9
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -8372,56 +8449,56 @@ loop1:
 	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
-	MOVQ    DI, R9
-	ANDQ    $-32, R9
-	CMPQ    R8, R9
+	MOVQ    DI, R10
+	ANDQ    $-32, R10
+	CMPQ    R9, R10
 	JAE     loop1_vectors
-	ADDQ    $+2048, R10
-	CMPQ    R10, R9
-	CMOVQGT R9, R10
+	ADDQ    $+2048, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        DI, R9
-	ANDQ        $-8, R9
-	CMPQ        R8, R9
+	MOVQ        DI, R8
+	ANDQ        $-8, R8
+	CMPQ        R9, R8
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Y1
+	VPMOVZXWD   (CX)(R9*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y3, Y3
 	VFMADD231PS Y1, Y1, Y8
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R8
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Y1
+	VPMOVZXWD   (CX)(R9*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y4, Y4
 	VFMADD231PS Y1, Y1, Y9
-	ADDQ        $+8, R8
-	CMPQ        R8, R9
+	ADDQ        $+8, R9
+	CMPQ        R9, R8
 	JAE         loop1_tail
-	VPMOVZXWD   (CX)(R8*2), Y1
+	VPMOVZXWD   (CX)(R9*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y5, Y5
 	VFMADD231PS Y1, Y1, Y10
-	ADDQ        $+8, R8
+	ADDQ        $+8, R9
 
 loop1_tail:
-	CMPQ R8, DI
+	CMPQ R9, DI
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX     (CX)(R8*2), R9
-	SHLL        $0x10, R9
-	VMOVD       R9, X1
+	MOVWLZX     (CX)(R9*2), R8
+	SHLL        $0x10, R8
+	VMOVD       R8, X1
 	VSUBSS      X0, X1, X1
 	VADDSS      X1, X7, X7
 	VFMADD231SS X1, X1, X12
-	INCQ        R8
-	CMPQ        R8, DI
+	INCQ        R9
+	CMPQ        R9, DI
 	JB          loop1_element
 
 loop1_done:
@@ -10016,7 +10093,7 @@ done:
 	RET
 
 // func avx512bf16BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -10024,1099 +10101,14 @@ TEXT ·halfnormAvx512bf16BF16RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), BX
 
 row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
 
-loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
-	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (CX)(SI*2), Z0, Z5
-	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
-	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
-	VFMADD231PS Z5, Z5, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+4096
-	JB          loop0
-
-	// squareSum = sum(x*x)
-	VADDPS     Z2, Z1, Z0
-	VADDPS     Z4, Z3, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// invN = 1/4096
-	MOVL  $0x39800000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X2
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z0
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z1
-	VBROADCASTSS X2, Z2
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD   (CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   32(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     64(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z4, K2
-
-	// VCVTNE2PS2BF16 Z3, Z4, Z5
-	LONG         $0x485ff262
-	WORD         $0xeb72
-	KORTESTW     K2, K1
-	JZ           bf16_0
-	VPSLLD       $0x0f, Z3, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z0, Z5, Z5
-	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z5
-	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y6
-	VPSLLD       $0x0f, Z4, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z0, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z3
-	VPSRLD       $0x10, Z3, Z3
-	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z6, Z5
-
-bf16_0:
-	VMOVDQU16   Z5, (AX)(SI*2)
-	VPMOVZXWD   64(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   96(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     192(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z4, K2
-
-	// VCVTNE2PS2BF16 Z3, Z4, Z5
-	LONG         $0x485ff262
-	WORD         $0xeb72
-	KORTESTW     K2, K1
-	JZ           bf16_1
-	VPSLLD       $0x0f, Z3, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z0, Z5, Z5
-	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z5
-	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y6
-	VPSLLD       $0x0f, Z4, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z0, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z3
-	VPSRLD       $0x10, Z3, Z3
-	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z6, Z5
-
-bf16_1:
-	VMOVDQU16 Z5, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx512BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
-TEXT ·halfnormAvx512BF16RMSNorm4096(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ rows+24(FP), BX
-
-row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
-
-loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
-	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (CX)(SI*2), Z0, Z5
-	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
-	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
-	VFMADD231PS Z5, Z5, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+4096
-	JB          loop0
-
-	// squareSum = sum(x*x)
-	VADDPS     Z2, Z1, Z0
-	VADDPS     Z4, Z3, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// invN = 1/4096
-	MOVL  $0x39800000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	MOVQ         $0x0706050403020100, SI
-	VMOVQ        SI, X3
-	MOVQ         $0x0f0e0d0c0b0a0908, SI
-	VPINSRQ      $0x01, SI, X3, X3
-	VPMOVZXBD    X3, Z3
-	MOVL         $0x00040004, SI
-	VPBROADCASTD SI, Z4
-	VPMULLD      Z4, Z3, Z3
-	MOVL         $0x00030001, SI
-	VPBROADCASTD SI, Z4
-	VPADDD       Z4, Z3, Z3
-	VBROADCASTSS X0, Z0
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD (CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   (DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 32(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   64(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, (AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   128(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 96(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   192(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx2BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·halfnormAvx2BF16RMSNorm4096(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ rows+24(FP), BX
-
-row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VMOVD        SI, X0
-	VPBROADCASTD X0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	XORQ         SI, SI
-	MOVQ         $+2048, DI
-
-loop0:
-	VMOVDQU     (CX)(SI*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VFMADD231PS Y6, Y6, Y1
-	VPAND       (CX)(SI*2), Y0, Y6
-	VFMADD231PS Y6, Y6, Y2
-	VMOVDQU     32(CX)(SI*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VFMADD231PS Y6, Y6, Y3
-	VPAND       32(CX)(SI*2), Y0, Y6
-	VFMADD231PS Y6, Y6, Y4
-	ADDQ        $+32, SI
-	CMPQ        SI, DI
-	JB          loop0
-	CMPQ        SI, $+4096
-	JAE         loop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y5, Y5
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	ADDQ   $+2048, DI
-	JMP    loop0
-
-loop0_blocks:
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	VADDPS Y5, Y1, Y1
-
-	// squareSum = sum(x*x)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-
-	// invN = 1/4096
-	MOVL  $0x39800000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x00400000, SI
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	VBROADCASTSS X0, Y0
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD (CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 16(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   32(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 48(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   96(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(SI*2)
-	ADDQ      $+32, SI
-	CMPQ      SI, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx512bf16BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
-TEXT ·halfnormAvx512bf16BF16RMSNorm8192(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ rows+24(FP), BX
-
-row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	XORQ         SI, SI
-	MOVQ         $+4096, DI
-
-loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z6
-	VFMADD231PS Z6, Z6, Z1
-	VPANDD      (CX)(SI*2), Z0, Z6
-	VFMADD231PS Z6, Z6, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z6
-	VFMADD231PS Z6, Z6, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z6
-	VFMADD231PS Z6, Z6, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, DI
-	JB          loop0
-	CMPQ        SI, $+8192
-	JAE         loop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z5, Z5
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	ADDQ   $+4096, DI
-	JMP    loop0
-
-loop0_blocks:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z1, Z1
-
-	// squareSum = sum(x*x)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// invN = 1/8192
-	MOVL  $0x39000000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X2
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z0
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z1
-	VBROADCASTSS X2, Z2
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD   (CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   32(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     64(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z4, K2
-
-	// VCVTNE2PS2BF16 Z3, Z4, Z5
-	LONG         $0x485ff262
-	WORD         $0xeb72
-	KORTESTW     K2, K1
-	JZ           bf16_0
-	VPSLLD       $0x0f, Z3, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z0, Z5, Z5
-	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z5
-	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y7
-	VPSLLD       $0x0f, Z4, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z0, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z3
-	VPSRLD       $0x10, Z3, Z3
-	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z5
-
-bf16_0:
-	VMOVDQU16   Z5, (AX)(SI*2)
-	VPMOVZXWD   64(CX)(SI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DX)(SI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   96(CX)(SI*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VMULPS      Z2, Z4, Z4
-	VMOVUPS     192(DX)(SI*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z4, K2
-
-	// VCVTNE2PS2BF16 Z3, Z4, Z5
-	LONG         $0x485ff262
-	WORD         $0xeb72
-	KORTESTW     K2, K1
-	JZ           bf16_1
-	VPSLLD       $0x0f, Z3, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z0, Z5, Z5
-	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z5
-	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y7
-	VPSLLD       $0x0f, Z4, Z3
-	VPSRLD       $0x1f, Z3, Z3
-	VPADDD       Z0, Z3, Z3
-	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z3
-	VPSRLD       $0x10, Z3, Z3
-	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z5
-
-bf16_1:
-	VMOVDQU16 Z5, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+8192
-	JB        loop1
-	ADDQ      $+16384, AX
-	ADDQ      $+16384, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx512BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
-TEXT ·halfnormAvx512BF16RMSNorm8192(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ rows+24(FP), BX
-
-row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	XORQ         SI, SI
-	MOVQ         $+4096, DI
-
-loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z6
-	VFMADD231PS Z6, Z6, Z1
-	VPANDD      (CX)(SI*2), Z0, Z6
-	VFMADD231PS Z6, Z6, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z6
-	VFMADD231PS Z6, Z6, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z6
-	VFMADD231PS Z6, Z6, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, DI
-	JB          loop0
-	CMPQ        SI, $+8192
-	JAE         loop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z5, Z5
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	ADDQ   $+4096, DI
-	JMP    loop0
-
-loop0_blocks:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z1, Z1
-
-	// squareSum = sum(x*x)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// invN = 1/8192
-	MOVL  $0x39000000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	MOVQ         $0x0706050403020100, SI
-	VMOVQ        SI, X3
-	MOVQ         $0x0f0e0d0c0b0a0908, SI
-	VPINSRQ      $0x01, SI, X3, X3
-	VPMOVZXBD    X3, Z3
-	MOVL         $0x00040004, SI
-	VPBROADCASTD SI, Z4
-	VPMULLD      Z4, Z3, Z3
-	MOVL         $0x00030001, SI
-	VPBROADCASTD SI, Z4
-	VPADDD       Z4, Z3, Z3
-	VBROADCASTSS X0, Z0
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD (CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   (DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 32(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   64(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, (AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   128(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 96(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   192(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+8192
-	JB        loop1
-	ADDQ      $+16384, AX
-	ADDQ      $+16384, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx2BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·halfnormAvx2BF16RMSNorm8192(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ gamma+16(FP), DX
-	MOVQ rows+24(FP), BX
-
-row:
-	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VMOVD        SI, X0
-	VPBROADCASTD X0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	XORQ         SI, SI
-	MOVQ         $+2048, DI
-
-loop0:
-	VMOVDQU     (CX)(SI*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VFMADD231PS Y6, Y6, Y1
-	VPAND       (CX)(SI*2), Y0, Y6
-	VFMADD231PS Y6, Y6, Y2
-	VMOVDQU     32(CX)(SI*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VFMADD231PS Y6, Y6, Y3
-	VPAND       32(CX)(SI*2), Y0, Y6
-	VFMADD231PS Y6, Y6, Y4
-	ADDQ        $+32, SI
-	CMPQ        SI, DI
-	JB          loop0
-	CMPQ        SI, $+8192
-	JAE         loop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y5, Y5
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	ADDQ   $+2048, DI
-	JMP    loop0
-
-loop0_blocks:
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	VADDPS Y5, Y1, Y1
-
-	// squareSum = sum(x*x)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-
-	// invN = 1/8192
-	MOVL  $0x39000000, SI
-	VMOVD SI, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x00400000, SI
-	VMOVD        SI, X2
-	VPBROADCASTD X2, Y2
-	VBROADCASTSS X0, Y0
-	XORQ         SI, SI
-
-loop1:
-	VPMOVZXWD (CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 16(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   32(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 48(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   96(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(SI*2)
-	ADDQ      $+32, SI
-	CMPQ      SI, $+8192
-	JB        loop1
-	ADDQ      $+16384, AX
-	ADDQ      $+16384, CX
-	DECQ      BX
-	JNZ       row
-
-done:
-	MOVQ rows+24(FP), AX
-	SUBQ BX, AX
-	MOVQ AX, ret+32(FP)
-	VZEROUPPER
-	RET
-
-// func avx512bf16BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
-TEXT ·halfnormAvx512bf16BF16RMSNormAny(SB), NOSPLIT, $0-48
-	MOVQ  dst+0(FP), AX
-	MOVQ  x+8(FP), CX
-	MOVQ  gamma+16(FP), DX
-	MOVQ  rows+24(FP), BX
-	MOVQ  h+32(FP), SI
-	MOVL  SI, DI
-	ANDL  $0x0f, DI
-	XORL  R8, R8
-	BTSL  DI, R8
-	DECL  R8
-	KMOVW R8, K1
-
-row:
 	// pass 1 over the row: squareSum += x*x
 	MOVL         $0xffff0000, DI
 	VPBROADCASTD DI, Z0
@@ -11124,14 +10116,9 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	CMPQ         SI, $+3903
-	JA           loop0_long
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-64, R8
-	JZ           loop0s_vectors
 
-loop0s:
+loop0:
 	VPSLLD      $0x10, (CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z1
 	VPANDD      (CX)(DI*2), Z0, Z5
@@ -11141,131 +10128,15 @@ loop0s:
 	VPANDD      64(CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z4
 	ADDQ        $+64, DI
-	CMPQ        DI, R8
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ SI, R8
-	ANDQ $-16, R8
-	CMPQ DI, R8
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JB          loop0s_vector
-
-loop0s_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z1
-
-loop0s_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z7, Z7, Z7
-	XORQ    DI, DI
-	MOVQ    SI, R8
-	ANDQ    $-64, R8
-	JZ      loop0_vectors
-	MOVQ    $+4096, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-
-loop0:
-	VPSLLD      $0x10, (CX)(DI*2), Z8
-	VFMADD231PS Z8, Z8, Z1
-	VPANDD      (CX)(DI*2), Z0, Z8
-	VFMADD231PS Z8, Z8, Z2
-	VPSLLD      $0x10, 64(CX)(DI*2), Z8
-	VFMADD231PS Z8, Z8, Z3
-	VPANDD      64(CX)(DI*2), Z0, Z8
-	VFMADD231PS Z8, Z8, Z4
-	ADDQ        $+64, DI
-	CMPQ        DI, R9
+	CMPQ        DI, $+4096
 	JB          loop0
-	TESTQ       $+4095, DI
-	JNZ         loop0_vectors
 
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z7, Z7
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+262143, DI
-	JNZ    loop0_chunk
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Z7, Z5, Z5
-	VPXORD Z7, Z7, Z7
-
-loop0_chunk:
-	MOVQ    SI, R8
-	ANDQ    $-64, R8
-	CMPQ    DI, R8
-	JAE     loop0_vectors
-	ADDQ    $+4096, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        SI, R8
-	ANDQ        $-16, R8
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z2
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z3
-	ADDQ        $+16, DI
-
-loop0_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop0_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z4
-
-loop0_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z7, Z7
-	VADDPS Z7, Z1, Z1
-
-loop0_summed:
 	// squareSum = sum(x*x)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
+	VADDPS     Z2, Z1, Z0
+	VADDPS     Z4, Z3, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -11273,11 +10144,9 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X1
-	VCVTSI2SSQ SI, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -11317,11 +10186,11 @@ loop0_summed:
 	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-64, R8
-	JZ           loop1_vectors
 
 loop1:
+	PREFETCHT1  (CX)(SI*1)
+	PREFETCHT1  64(CX)(SI*1)
+	ADDQ        $+128, SI
 	VPMOVZXWD   (CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z2, Z3, Z3
@@ -11332,28 +10201,28 @@ loop1:
 	VMULPS      Z2, Z4, Z4
 	VMOVUPS     64(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K2
-	VFPCLASSPSZ $0x20, Z4, K3
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
 	// VCVTNE2PS2BF16 Z3, Z4, Z5
 	LONG         $0x485ff262
 	WORD         $0xeb72
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_0
 	VPSLLD       $0x0f, Z3, Z5
 	VPSRLD       $0x1f, Z5, Z5
 	VPADDD       Z0, Z5, Z5
 	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
 	VPSRLD       $0x10, Z5, Z5
 	VPMOVDW      Z5, Y6
 	VPSLLD       $0x0f, Z4, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
 	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPORD        Z1, Z4, K2, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
 	VINSERTI64X4 $0x01, Y3, Z6, Z5
@@ -11370,28 +10239,28 @@ bf16_0:
 	VMULPS      Z2, Z4, Z4
 	VMOVUPS     192(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
-	VFPCLASSPSZ $0x20, Z3, K2
-	VFPCLASSPSZ $0x20, Z4, K3
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
 
 	// VCVTNE2PS2BF16 Z3, Z4, Z5
 	LONG         $0x485ff262
 	WORD         $0xeb72
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_1
 	VPSLLD       $0x0f, Z3, Z5
 	VPSRLD       $0x1f, Z5, Z5
 	VPADDD       Z0, Z5, Z5
 	VPADDD       Z3, Z5, Z5
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
 	VPSRLD       $0x10, Z5, Z5
 	VPMOVDW      Z5, Y6
 	VPSLLD       $0x0f, Z4, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
 	VPADDD       Z4, Z3, Z3
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPORD        Z1, Z4, K2, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
 	VINSERTI64X4 $0x01, Y3, Z6, Z5
@@ -11399,100 +10268,37 @@ bf16_0:
 bf16_1:
 	VMOVDQU16 Z5, 64(AX)(DI*2)
 	ADDQ      $+64, DI
-	CMPQ      DI, R8
+	CMPQ      DI, $+4096
 	JB        loop1
-
-loop1_vectors:
-	MOVQ SI, R8
-	ANDQ $-16, R8
-	CMPQ DI, R8
-	JAE  loop1_tail
-
-loop1_vector:
-	VPMOVZXWD   (CX)(DI*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DX)(DI*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_2
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z1, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_2:
-	VMOVDQU16 Y4, (AX)(DI*2)
-	ADDQ      $+16, DI
-	CMPQ      DI, R8
-	JB        loop1_vector
-
-loop1_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop1_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y3
-	VPMOVZXWD   Y3, Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z2, Z3, Z2
-	VMOVUPS.Z   (DX)(DI*4), K1, Z3
-	VMULPS      Z3, Z2, Z2
-	VFPCLASSPSZ $0x20, Z2, K2
-
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_3
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
-
-bf16_3:
-	VMOVDQU16 Y3, K1, (AX)(DI*2)
-
-loop1_done:
-	LEAQ (AX)(SI*2), AX
-	LEAQ (CX)(SI*2), CX
-	DECQ BX
-	JNZ  row
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	DECQ      BX
+	JNZ       row
 
 done:
 	MOVQ rows+24(FP), AX
 	SUBQ BX, AX
-	MOVQ AX, ret+40(FP)
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
-TEXT ·halfnormAvx512BF16RMSNormAny(SB), NOSPLIT, $0-48
-	MOVQ  dst+0(FP), AX
-	MOVQ  x+8(FP), CX
-	MOVQ  gamma+16(FP), DX
-	MOVQ  rows+24(FP), BX
-	MOVQ  h+32(FP), SI
-	MOVL  SI, DI
-	ANDL  $0x0f, DI
-	XORL  R8, R8
-	BTSL  DI, R8
-	DECL  R8
-	KMOVW R8, K1
+// func avx512BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
+TEXT ·halfnormAvx512BF16RMSNorm4096(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
 	// pass 1 over the row: squareSum += x*x
 	MOVL         $0xffff0000, DI
 	VPBROADCASTD DI, Z0
@@ -11500,14 +10306,9 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	CMPQ         SI, $+3903
-	JA           loop0_long
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-64, R8
-	JZ           loop0s_vectors
 
-loop0s:
+loop0:
 	VPSLLD      $0x10, (CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z1
 	VPANDD      (CX)(DI*2), Z0, Z5
@@ -11517,131 +10318,15 @@ loop0s:
 	VPANDD      64(CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z4
 	ADDQ        $+64, DI
-	CMPQ        DI, R8
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ SI, R8
-	ANDQ $-16, R8
-	CMPQ DI, R8
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JB          loop0s_vector
-
-loop0s_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z1
-
-loop0s_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
-	XORQ    DI, DI
-	MOVQ    SI, R8
-	ANDQ    $-64, R8
-	JZ      loop0_vectors
-	MOVQ    $+4096, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-
-loop0:
-	VPSLLD      $0x10, (CX)(DI*2), Z7
-	VFMADD231PS Z7, Z7, Z1
-	VPANDD      (CX)(DI*2), Z0, Z7
-	VFMADD231PS Z7, Z7, Z2
-	VPSLLD      $0x10, 64(CX)(DI*2), Z7
-	VFMADD231PS Z7, Z7, Z3
-	VPANDD      64(CX)(DI*2), Z0, Z7
-	VFMADD231PS Z7, Z7, Z4
-	ADDQ        $+64, DI
-	CMPQ        DI, R9
+	CMPQ        DI, $+4096
 	JB          loop0
-	TESTQ       $+4095, DI
-	JNZ         loop0_vectors
 
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z6, Z6
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+262143, DI
-	JNZ    loop0_chunk
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Z6, Z5, Z5
-	VPXORD Z6, Z6, Z6
-
-loop0_chunk:
-	MOVQ    SI, R8
-	ANDQ    $-64, R8
-	CMPQ    DI, R8
-	JAE     loop0_vectors
-	ADDQ    $+4096, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        SI, R8
-	ANDQ        $-16, R8
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z2
-	ADDQ        $+16, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, Z3
-	ADDQ        $+16, DI
-
-loop0_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop0_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z4
-
-loop0_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z6, Z6
-	VADDPS Z6, Z1, Z1
-
-loop0_summed:
 	// squareSum = sum(x*x)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
+	VADDPS     Z2, Z1, Z0
+	VADDPS     Z4, Z3, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -11649,11 +10334,9 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X1
-	VCVTSI2SSQ SI, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -11704,130 +10387,91 @@ loop0_summed:
 	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-64, R8
-	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (CX)(DI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   (DX)(DI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 32(CX)(DI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   64(DX)(DI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K2
-	VPORD     Z2, Z5, K2, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, (AX)(DI*2)
-	VPMOVZXWD 64(CX)(DI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   128(DX)(DI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 96(CX)(DI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   192(DX)(DI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K2
-	VPORD     Z2, Z5, K2, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, R8
-	JB        loop1
-
-loop1_vectors:
-	MOVQ SI, R8
-	ANDQ $-16, R8
-	CMPQ DI, R8
-	JAE  loop1_tail
-
-loop1_vector:
-	VPMOVZXWD (CX)(DI*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (DX)(DI*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(DI*2)
-	ADDQ      $+16, DI
-	CMPQ      DI, R8
-	JB        loop1_vector
-
-loop1_tail:
-	TESTQ       $0x0000000f, SI
-	JZ          loop1_done
-	VMOVDQU16.Z (CX)(DI*2), K1, Y3
-	VPMOVZXWD   Y3, Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMULPS      Z0, Z3, Z0
-	VMOVUPS.Z   (DX)(DI*4), K1, Z3
-	VMULPS      Z3, Z0, Z0
-	VPSLLD      $0x0f, Z0, Z3
-	VPSRLD      $0x1f, Z3, Z3
-	VPADDD      Z1, Z3, Z3
-	VPADDD      Z0, Z3, Z3
-	VCMPPS      $0x03, Z0, Z0, K2
-	VPORD       Z2, Z0, K2, Z3
-	VPSRLD      $0x10, Z3, Z3
-	VPMOVDW     Z3, Y0
-	VMOVDQU16   Y0, K1, (AX)(DI*2)
-
-loop1_done:
-	LEAQ (AX)(SI*2), AX
-	LEAQ (CX)(SI*2), CX
-	DECQ BX
-	JNZ  row
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VPMOVZXWD  (CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    (DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  32(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    64(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, (AX)(DI*2)
+	VPMOVZXWD  64(CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    128(DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  96(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    192(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(DI*2)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
 
 done:
 	MOVQ rows+24(FP), AX
 	SUBQ BX, AX
-	MOVQ AX, ret+40(FP)
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx2BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·halfnormAvx2BF16RMSNormAny(SB), NOSPLIT, $0-48
+// func avx2BF16RMSNorm4096(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·halfnormAvx2BF16RMSNorm4096(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
 	MOVQ rows+24(FP), BX
-	MOVQ h+32(FP), SI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+8192, SI, SI
+
 	// pass 1 over the row: squareSum += x*x
 	MOVL         $0xffff0000, DI
 	VMOVD        DI, X0
@@ -11836,15 +10480,11 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       X5, X5, X5
-	CMPQ         SI, $+1983
-	JA           loop0_long
+	VXORPS       Y5, Y5, Y5
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-32, R8
-	JZ           loop0s_vectors
+	MOVQ         $+2048, R8
 
-loop0s:
+loop0:
 	VMOVDQU     (CX)(DI*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VFMADD231PS Y6, Y6, Y1
@@ -11857,139 +10497,28 @@ loop0s:
 	VFMADD231PS Y6, Y6, Y4
 	ADDQ        $+32, DI
 	CMPQ        DI, R8
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ SI, R8
-	ANDQ $-8, R8
-	CMPQ DI, R8
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (CX)(DI*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VFMADD231PS Y0, Y0, Y1
-	ADDQ        $+8, DI
-	CMPQ        DI, R8
-	JB          loop0s_vector
-
-loop0s_tail:
-	CMPQ DI, SI
-	JAE  loop0s_done
-
-loop0s_element:
-	MOVWLZX     (CX)(DI*2), R8
-	SHLL        $0x10, R8
-	VMOVD       R8, X0
-	VFMADD231SS X0, X0, X5
-	INCQ        DI
-	CMPQ        DI, SI
-	JB          loop0s_element
-
-loop0s_done:
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 1983 elements: sums in chunks
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	XORQ    DI, DI
-	MOVQ    SI, R8
-	ANDQ    $-32, R8
-	JZ      loop0_vectors
-	MOVQ    $+2048, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-
-loop0:
-	VMOVDQU     (CX)(DI*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VFMADD231PS Y8, Y8, Y1
-	VPAND       (CX)(DI*2), Y0, Y8
-	VFMADD231PS Y8, Y8, Y2
-	VMOVDQU     32(CX)(DI*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VPAND       32(CX)(DI*2), Y0, Y8
-	VFMADD231PS Y8, Y8, Y4
-	ADDQ        $+32, DI
-	CMPQ        DI, R9
 	JB          loop0
-	TESTQ       $+2047, DI
-	JNZ         loop0_vectors
+	CMPQ        DI, $+4096
+	JAE         loop0_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y7, Y7
+	VADDPS Y1, Y5, Y5
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	TESTQ  $+131071, DI
-	JNZ    loop0_chunk
+	ADDQ   $+2048, R8
+	JMP    loop0
 
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Y7, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-loop0_chunk:
-	MOVQ    SI, R8
-	ANDQ    $-32, R8
-	CMPQ    DI, R8
-	JAE     loop0_vectors
-	ADDQ    $+2048, R9
-	CMPQ    R9, R8
-	CMOVQGT R8, R9
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        SI, R8
-	ANDQ        $-8, R8
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VFMADD231PS Y0, Y0, Y1
-	ADDQ        $+8, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VFMADD231PS Y0, Y0, Y2
-	ADDQ        $+8, DI
-	CMPQ        DI, R8
-	JAE         loop0_tail
-	VPMOVZXWD   (CX)(DI*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VFMADD231PS Y0, Y0, Y3
-	ADDQ        $+8, DI
-
-loop0_tail:
-	CMPQ DI, SI
-	JAE  loop0_done
-
-loop0_element:
-	MOVWLZX     (CX)(DI*2), R8
-	SHLL        $0x10, R8
-	VMOVD       R8, X0
-	VFMADD231SS X0, X0, X5
-	INCQ        DI
-	CMPQ        DI, SI
-	JB          loop0_element
-
-loop0_done:
+loop0_blocks:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y6, Y7, Y7
-	VADDPS Y7, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
-loop0_summed:
 	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
@@ -11997,13 +10526,10 @@ loop0_summed:
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
-	VADDSS       X5, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, DI
-	VMOVD      DI, X1
-	VCVTSI2SSQ SI, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -12045,183 +10571,147 @@ loop0_summed:
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
-	MOVQ         SI, R8
-	ANDQ         $-32, R8
-	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (CX)(DI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (DX)(DI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 16(CX)(DI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   32(DX)(DI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(DI*2)
-	VPMOVZXWD 32(CX)(DI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(DX)(DI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 48(CX)(DI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   96(DX)(DI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(DI*2)
-	ADDQ      $+32, DI
-	CMPQ      DI, R8
-	JB        loop1
-
-loop1_vectors:
-	MOVQ SI, R8
-	ANDQ $-8, R8
-	CMPQ DI, R8
-	JAE  loop1_tail
-
-loop1_vector:
-	VPMOVZXWD (CX)(DI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (DX)(DI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y5
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y5, Y3, Y4, Y4
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y4, Y4
-	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(DI*2)
-	ADDQ      $+8, DI
-	CMPQ      DI, R8
-	JB        loop1_vector
-
-loop1_tail:
-	CMPQ DI, SI
-	JAE  loop1_done
-
-loop1_element:
-	MOVWLZX   (CX)(DI*2), R8
-	SHLL      $0x10, R8
-	VMOVD     R8, X3
-	VMULSS    X0, X3, X3
-	VMOVSS    (DX)(DI*4), X4
-	VMULSS    X4, X3, X3
-	VPSLLD    $0x0f, X3, X4
-	VPSRLD    $0x1f, X4, X4
-	VPADDD    X1, X4, X4
-	VPADDD    X3, X4, X4
-	VCMPPS    $0x03, X3, X3, X5
-	VPOR      X2, X3, X3
-	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x01, X4, (AX)(DI*2)
-	INCQ      DI
-	CMPQ      DI, SI
-	JB        loop1_element
-
-loop1_done:
-	LEAQ (AX)(SI*2), AX
-	LEAQ (CX)(SI*2), CX
-	DECQ BX
-	JNZ  row
+	PREFETCHT1 (CX)(SI*1)
+	ADDQ       $+64, SI
+	VPMOVZXWD  (CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  16(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    32(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(DI*2)
+	VPMOVZXWD  32(CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  48(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    96(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(DI*2)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	DECQ       BX
+	JNZ        row
 
 done:
 	MOVQ rows+24(FP), AX
 	SUBQ BX, AX
-	MOVQ AX, ret+40(FP)
+	MOVQ AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
-// func avx512bf16BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
-TEXT ·halfnormAvx512bf16BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
+// func avx512bf16BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·halfnormAvx512bf16BF16RMSNorm8192(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
-	MOVQ sum+8(FP), CX
-	MOVQ x+16(FP), DX
-	MOVQ f+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ rows+40(FP), DI
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
-	MOVL         $0xffff0000, R8
-	VPBROADCASTD R8, Z0
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+16384, SI, SI
+
+	// pass 1 over the row: squareSum += x*x
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	XORQ         R8, R8
+	VPXORD       Z5, Z5, Z5
+	XORQ         DI, DI
+	MOVQ         $+4096, R8
 
 loop0:
-	VPSLLD      $0x10, (DX)(R8*2), Z5
-	VPSLLD      $0x10, (BX)(R8*2), Z6
-	VADDPS      Z6, Z5, Z5
-	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (DX)(R8*2), Z0, Z5
-	VPANDD      (BX)(R8*2), Z0, Z6
-	VADDPS      Z6, Z5, Z5
-	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(DX)(R8*2), Z5
-	VPSLLD      $0x10, 64(BX)(R8*2), Z6
-	VADDPS      Z6, Z5, Z5
-	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(DX)(R8*2), Z0, Z5
-	VPANDD      64(BX)(R8*2), Z0, Z6
-	VADDPS      Z6, Z5, Z5
-	VFMADD231PS Z5, Z5, Z4
-	ADDQ        $+64, R8
-	CMPQ        R8, $+4096
+	VPSLLD      $0x10, (CX)(DI*2), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VPANDD      (CX)(DI*2), Z0, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VPSLLD      $0x10, 64(CX)(DI*2), Z6
+	VFMADD231PS Z6, Z6, Z3
+	VPANDD      64(CX)(DI*2), Z0, Z6
+	VFMADD231PS Z6, Z6, Z4
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
 	JB          loop0
+	CMPQ        DI, $+8192
+	JAE         loop0_blocks
 
-	// squareSum = sum((x + f)*(x + f))
-	VADDPS     Z2, Z1, Z0
-	VADDPS     Z4, Z3, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z5, Z5
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	ADDQ   $+4096, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z1, Z1
+
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -12229,9 +10719,715 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X1
+	// invN = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X2
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1  (CX)(SI*1)
+	PREFETCHT1  64(CX)(SI*1)
+	ADDQ        $+128, SI
+	VPMOVZXWD   (CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(DI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
+
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
+
+bf16_0:
+	VMOVDQU16   Z5, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DX)(DI*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(DI*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(DI*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z4, K2
+
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K2, K1
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z4, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
+
+bf16_1:
+	VMOVDQU16 Z5, 64(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+8192
+	JB        loop1
+	ADDQ      $+16384, AX
+	ADDQ      $+16384, CX
+	DECQ      BX
+	JNZ       row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
+TEXT ·halfnormAvx512BF16RMSNorm8192(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+16384, SI, SI
+
+	// pass 1 over the row: squareSum += x*x
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	XORQ         DI, DI
+	MOVQ         $+4096, R8
+
+loop0:
+	VPSLLD      $0x10, (CX)(DI*2), Z6
+	VFMADD231PS Z6, Z6, Z1
+	VPANDD      (CX)(DI*2), Z0, Z6
+	VFMADD231PS Z6, Z6, Z2
+	VPSLLD      $0x10, 64(CX)(DI*2), Z6
+	VFMADD231PS Z6, Z6, Z3
+	VPANDD      64(CX)(DI*2), Z0, Z6
+	VFMADD231PS Z6, Z6, Z4
+	ADDQ        $+64, DI
+	CMPQ        DI, R8
+	JB          loop0
+	CMPQ        DI, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z5, Z5
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	ADDQ   $+4096, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z1, Z1
+
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z1
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z2
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
+	VPADDD       Z4, Z3, Z3
+	VBROADCASTSS X0, Z0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VPMOVZXWD  (CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    (DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  32(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    64(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, (AX)(DI*2)
+	VPMOVZXWD  64(CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    128(DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  96(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    192(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(DI*2)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+8192
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx2BF16RMSNorm8192(dst *uint16, x *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·halfnormAvx2BF16RMSNorm8192(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000001, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+16384, SI, SI
+
+	// pass 1 over the row: squareSum += x*x
+	MOVL         $0xffff0000, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         DI, DI
+	MOVQ         $+2048, R8
+
+loop0:
+	VMOVDQU     (CX)(DI*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y6, Y1
+	VPAND       (CX)(DI*2), Y0, Y6
+	VFMADD231PS Y6, Y6, Y2
+	VMOVDQU     32(CX)(DI*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y6, Y3
+	VPAND       32(CX)(DI*2), Y0, Y6
+	VFMADD231PS Y6, Y6, Y4
+	ADDQ        $+32, DI
+	CMPQ        DI, R8
+	JB          loop0
+	CMPQ        DI, $+8192
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R8
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
+
+	// squareSum = sum(x*x)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// invN = 1/8192
+	MOVL  $0x39000000, DI
+	VMOVD DI, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: dst = x*rstd*gamma
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00400000, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VBROADCASTSS X0, Y0
+	XORQ         DI, DI
+
+loop1:
+	PREFETCHT1 (CX)(SI*1)
+	ADDQ       $+64, SI
+	VPMOVZXWD  (CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  16(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    32(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(DI*2)
+	VPMOVZXWD  32(CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  48(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    96(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(DI*2)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+8192
+	JB         loop1
+	ADDQ       $+16384, AX
+	ADDQ       $+16384, CX
+	DECQ       BX
+	JNZ        row
+
+done:
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·halfnormAvx512bf16BF16RMSNormAny(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x01, DI
+
+	// pass 1 over the row: squareSum += x*x
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	CMPQ         SI, $+3903
+	JA           loop0_long
+	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop0s_vectors
+
+loop0s:
+	VPSLLD      $0x10, (CX)(R8*2), Z5
+	VFMADD231PS Z5, Z5, Z1
+	VPANDD      (CX)(R8*2), Z0, Z5
+	VFMADD231PS Z5, Z5, Z2
+	VPSLLD      $0x10, 64(CX)(R8*2), Z5
+	VFMADD231PS Z5, Z5, Z3
+	VPANDD      64(CX)(R8*2), Z0, Z5
+	VFMADD231PS Z5, Z5, Z4
+	ADDQ        $+64, R8
+	CMPQ        R8, R9
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z7, Z7, Z7
+	XORQ    R8, R8
+	MOVQ    SI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VPSLLD      $0x10, (CX)(R8*2), Z8
+	VFMADD231PS Z8, Z8, Z1
+	VPANDD      (CX)(R8*2), Z0, Z8
+	VFMADD231PS Z8, Z8, Z2
+	VPSLLD      $0x10, 64(CX)(R8*2), Z8
+	VFMADD231PS Z8, Z8, Z3
+	VPANDD      64(CX)(R8*2), Z0, Z8
+	VFMADD231PS Z8, Z8, Z4
+	ADDQ        $+64, R8
+	CMPQ        R8, R10
+	JB          loop0
+	TESTQ       $+4095, R8
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z7, Z7
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z7, Z5, Z5
+	VPXORD Z7, Z7, Z7
+
+loop0_chunk:
+	MOVQ    SI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R9
+	ANDQ        $-16, R9
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z2
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z3
+	ADDQ        $+16, R8
+
+loop0_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z4
+
+loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z7, Z7
+	VADDPS Z7, Z1, Z1
+
+loop0_summed:
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -12264,223 +11460,350 @@ loop0:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X2
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z0
 	MOVL         $0x00400000, R8
 	VPBROADCASTD R8, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD   (DX)(R8*2), Z3
+	PREFETCHT1  (CX)(DI*1)
+	PREFETCHT1  64(CX)(DI*1)
+	ADDQ        $+128, DI
+	VPMOVZXWD   (CX)(R8*2), Z3
 	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   (BX)(R8*2), Z4
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   32(CX)(R8*2), Z4
 	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VMULPS      Z2, Z3, Z4
-	VMOVUPS     (SI)(R8*4), Z5
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     64(DX)(R8*4), Z5
 	VMULPS      Z5, Z4, Z4
-	VPMOVZXWD   32(DX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VPMOVZXWD   32(BX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VADDPS      Z6, Z5, Z5
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z5, K2
+	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z4, K3
 
-	// VCVTNE2PS2BF16 Z3, Z5, Z6
-	LONG         $0x4857f262
-	WORD         $0xf372
-	KORTESTW     K2, K1
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K3, K2
 	JZ           bf16_0
-	VPSLLD       $0x0f, Z3, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z0, Z6, Z6
-	VPADDD       Z3, Z6, Z6
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y7
-	VPSLLD       $0x0f, Z5, Z3
+	VPSLLD       $0x0f, Z3, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPORD        Z1, Z5, K1, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z6
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
 bf16_0:
-	VMOVDQU16   Z6, (CX)(R8*2)
-	VMULPS      Z2, Z5, Z3
-	VMOVUPS     64(SI)(R8*4), Z5
-	VMULPS      Z5, Z3, Z3
-	VFPCLASSPSZ $0x20, Z4, K1
+	VMOVDQU16   Z5, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     128(DX)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VPMOVZXWD   96(CX)(R8*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VMULPS      Z2, Z4, Z4
+	VMOVUPS     192(DX)(R8*4), Z5
+	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z4, K3
 
-	// VCVTNE2PS2BF16 Z4, Z3, Z5
-	LONG         $0x4867f262
-	WORD         $0xec72
-	KORTESTW     K2, K1
+	// VCVTNE2PS2BF16 Z3, Z4, Z5
+	LONG         $0x485ff262
+	WORD         $0xeb72
+	KORTESTW     K3, K2
 	JZ           bf16_1
-	VPSLLD       $0x0f, Z4, Z5
+	VPSLLD       $0x0f, Z3, Z5
 	VPSRLD       $0x1f, Z5, Z5
 	VPADDD       Z0, Z5, Z5
-	VPADDD       Z4, Z5, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z5
+	VPADDD       Z3, Z5, Z5
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z5
 	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y7
-	VPSLLD       $0x0f, Z3, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z0, Z4, Z4
-	VPADDD       Z3, Z4, Z4
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z4
-	VPSRLD       $0x10, Z4, Z4
-	VPMOVDW      Z4, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z5
-
-bf16_1:
-	VMOVDQU16   Z5, (AX)(R8*2)
-	VPMOVZXWD   64(DX)(R8*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   64(BX)(R8*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VMULPS      Z2, Z3, Z4
-	VMOVUPS     128(SI)(R8*4), Z5
-	VMULPS      Z5, Z4, Z4
-	VPMOVZXWD   96(DX)(R8*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VPMOVZXWD   96(BX)(R8*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VADDPS      Z6, Z5, Z5
-	VFPCLASSPSZ $0x20, Z3, K1
-	VFPCLASSPSZ $0x20, Z5, K2
-
-	// VCVTNE2PS2BF16 Z3, Z5, Z6
-	LONG         $0x4857f262
-	WORD         $0xf372
-	KORTESTW     K2, K1
-	JZ           bf16_2
-	VPSLLD       $0x0f, Z3, Z6
-	VPSRLD       $0x1f, Z6, Z6
-	VPADDD       Z0, Z6, Z6
-	VPADDD       Z3, Z6, Z6
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z6
-	VPSRLD       $0x10, Z6, Z6
-	VPMOVDW      Z6, Y7
-	VPSLLD       $0x0f, Z5, Z3
+	VPMOVDW      Z5, Y6
+	VPSLLD       $0x0f, Z4, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
-	VPADDD       Z5, Z3, Z3
-	VCMPPS       $0x03, Z5, Z5, K1
-	VPORD        Z1, Z5, K1, Z3
+	VPADDD       Z4, Z3, Z3
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z6
+	VINSERTI64X4 $0x01, Y3, Z6, Z5
 
-bf16_2:
-	VMOVDQU16   Z6, 64(CX)(R8*2)
-	VMULPS      Z2, Z5, Z3
-	VMOVUPS     192(SI)(R8*4), Z5
-	VMULPS      Z5, Z3, Z3
-	VFPCLASSPSZ $0x20, Z4, K1
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNE2PS2BF16 Z4, Z3, Z5
-	LONG         $0x4867f262
-	WORD         $0xec72
-	KORTESTW     K2, K1
-	JZ           bf16_3
-	VPSLLD       $0x0f, Z4, Z5
-	VPSRLD       $0x1f, Z5, Z5
-	VPADDD       Z0, Z5, Z5
-	VPADDD       Z4, Z5, Z5
-	VCMPPS       $0x03, Z4, Z4, K1
-	VPORD        Z1, Z4, K1, Z5
-	VPSRLD       $0x10, Z5, Z5
-	VPMOVDW      Z5, Y7
-	VPSLLD       $0x0f, Z3, Z4
-	VPSRLD       $0x1f, Z4, Z4
-	VPADDD       Z0, Z4, Z4
-	VPADDD       Z3, Z4, Z4
-	VCMPPS       $0x03, Z3, Z3, K1
-	VPORD        Z1, Z3, K1, Z4
-	VPSRLD       $0x10, Z4, Z4
-	VPMOVDW      Z4, Y3
-	VINSERTI64X4 $0x01, Y3, Z7, Z5
-
-bf16_3:
+bf16_1:
 	VMOVDQU16 Z5, 64(AX)(R8*2)
 	ADDQ      $+64, R8
-	CMPQ      R8, $+4096
+	CMPQ      R8, R9
 	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	ADDQ      $+8192, DX
-	ADDQ      $+8192, BX
-	DECQ      DI
-	JNZ       row
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-16, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD   (CX)(R8*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (DX)(R8*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_2
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z1, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_2:
+	VMOVDQU16 Y4, (AX)(R8*2)
+	ADDQ      $+16, R8
+	CMPQ      R8, DI
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop1_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z2, Z3, Z2
+	VMOVUPS.Z   (DX)(R8*4), K1, Z3
+	VMULPS      Z3, Z2, Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_3
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_3:
+	VMOVDQU16 Y3, K1, (AX)(R8*2)
+
+loop1_done:
+	LEAQ (AX)(SI*2), AX
+	LEAQ (CX)(SI*2), CX
+	DECQ BX
+	JNZ  row
 
 done:
-	MOVQ rows+40(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
-TEXT ·halfnormAvx512BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
-	MOVQ dst+0(FP), AX
-	MOVQ sum+8(FP), CX
-	MOVQ x+16(FP), DX
-	MOVQ f+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ rows+40(FP), DI
+// func avx512BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·halfnormAvx512BF16RMSNormAny(SB), NOSPLIT, $0-48
+	MOVQ  dst+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  gamma+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  h+32(FP), SI
+	MOVL  SI, DI
+	ANDL  $0x0f, DI
+	XORL  R8, R8
+	BTSL  DI, R8
+	DECL  R8
+	KMOVW R8, K1
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x01, DI
+
+	// pass 1 over the row: squareSum += x*x
 	MOVL         $0xffff0000, R8
 	VPBROADCASTD R8, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
+	CMPQ         SI, $+3903
+	JA           loop0_long
 	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop0s_vectors
 
-loop0:
-	VPSLLD      $0x10, (DX)(R8*2), Z5
-	VPSLLD      $0x10, (BX)(R8*2), Z6
-	VADDPS      Z6, Z5, Z5
+loop0s:
+	VPSLLD      $0x10, (CX)(R8*2), Z5
 	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (DX)(R8*2), Z0, Z5
-	VPANDD      (BX)(R8*2), Z0, Z6
-	VADDPS      Z6, Z5, Z5
+	VPANDD      (CX)(R8*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(DX)(R8*2), Z5
-	VPSLLD      $0x10, 64(BX)(R8*2), Z6
-	VADDPS      Z6, Z5, Z5
+	VPSLLD      $0x10, 64(CX)(R8*2), Z5
 	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(DX)(R8*2), Z0, Z5
-	VPANDD      64(BX)(R8*2), Z0, Z6
-	VADDPS      Z6, Z5, Z5
+	VPANDD      64(CX)(R8*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z4
 	ADDQ        $+64, R8
-	CMPQ        R8, $+4096
-	JB          loop0
+	CMPQ        R8, R9
+	JB          loop0s
 
-	// squareSum = sum((x + f)*(x + f))
-	VADDPS     Z2, Z1, Z0
-	VADDPS     Z4, Z3, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
+loop0s_vectors:
+	MOVQ SI, R9
+	ANDQ $-16, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0s_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R8, R8
+	MOVQ    SI, R9
+	ANDQ    $-64, R9
+	JZ      loop0_vectors
+	MOVQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VPSLLD      $0x10, (CX)(R8*2), Z7
+	VFMADD231PS Z7, Z7, Z1
+	VPANDD      (CX)(R8*2), Z0, Z7
+	VFMADD231PS Z7, Z7, Z2
+	VPSLLD      $0x10, 64(CX)(R8*2), Z7
+	VFMADD231PS Z7, Z7, Z3
+	VPANDD      64(CX)(R8*2), Z0, Z7
+	VFMADD231PS Z7, Z7, Z4
+	ADDQ        $+64, R8
+	CMPQ        R8, R10
+	JB          loop0
+	TESTQ       $+4095, R8
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R8
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    SI, R9
+	ANDQ    $-64, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+4096, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R9
+	ANDQ        $-16, R9
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z2
+	ADDQ        $+16, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, Z3
+	ADDQ        $+16, R8
+
+loop0_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop0_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z4
+
+loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
+	// squareSum = sum(x*x)
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -12488,9 +11811,11 @@ loop0:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X1
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -12523,7 +11848,7 @@ loop0:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VPBROADCASTD R8, Z1
 	MOVL         $0x00400000, R8
@@ -12541,125 +11866,143 @@ loop0:
 	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-64, R9
+	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (DX)(R8*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VPMOVZXWD (BX)(R8*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VADDPS    Z5, Z4, Z4
-	VMULPS    Z0, Z4, Z5
-	VMOVUPS   (SI)(R8*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 32(DX)(R8*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VPMOVZXWD 32(BX)(R8*2), Z7
-	VPSLLD    $0x10, Z7, Z7
-	VADDPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z4, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z1, Z7, Z7
-	VPADDD    Z4, Z7, Z7
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z7
-	VPSLLD    $0x0f, Z6, Z4
+	PREFETCHT1 (CX)(DI*1)
+	PREFETCHT1 64(CX)(DI*1)
+	ADDQ       $+128, DI
+	VPMOVZXWD  (CX)(R8*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    (DX)(R8*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  32(CX)(R8*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    64(DX)(R8*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K2
+	VPORD      Z2, Z5, K2, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, (AX)(R8*2)
+	VPMOVZXWD  64(CX)(R8*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    128(DX)(R8*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  96(CX)(R8*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    192(DX)(R8*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K2
+	VPORD      Z2, Z5, K2, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(R8*2)
+	ADDQ       $+64, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-16, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD (CX)(R8*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (DX)(R8*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSLLD    $0x0f, Z3, Z4
 	VPSRLD    $0x1f, Z4, Z4
 	VPADDD    Z1, Z4, Z4
-	VPADDD    Z6, Z4, Z4
-	VCMPPS    $0x03, Z6, Z6, K1
-	VPORD     Z2, Z6, K1, Z4
-	VPERMT2W  Z4, Z3, Z7
-	VMOVDQU16 Z7, (CX)(R8*2)
-	VMULPS    Z0, Z6, Z4
-	VMOVUPS   64(SI)(R8*4), Z6
-	VMULPS    Z6, Z4, Z4
-	VPSLLD    $0x0f, Z5, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z5, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z6
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z1, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z5
-	VPERMT2W  Z5, Z3, Z6
-	VMOVDQU16 Z6, (AX)(R8*2)
-	VPMOVZXWD 64(DX)(R8*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VPMOVZXWD 64(BX)(R8*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VADDPS    Z5, Z4, Z4
-	VMULPS    Z0, Z4, Z5
-	VMOVUPS   128(SI)(R8*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 96(DX)(R8*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VPMOVZXWD 96(BX)(R8*2), Z7
-	VPSLLD    $0x10, Z7, Z7
-	VADDPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z4, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z1, Z7, Z7
-	VPADDD    Z4, Z7, Z7
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z7
-	VPSLLD    $0x0f, Z6, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z6, Z4, Z4
-	VCMPPS    $0x03, Z6, Z6, K1
-	VPORD     Z2, Z6, K1, Z4
-	VPERMT2W  Z4, Z3, Z7
-	VMOVDQU16 Z7, 64(CX)(R8*2)
-	VMULPS    Z0, Z6, Z4
-	VMOVUPS   192(SI)(R8*4), Z6
-	VMULPS    Z6, Z4, Z4
-	VPSLLD    $0x0f, Z5, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z5, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z6
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z1, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z5
-	VPERMT2W  Z5, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(R8*2)
-	ADDQ      $+64, R8
-	CMPQ      R8, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	ADDQ      $+8192, DX
-	ADDQ      $+8192, BX
-	DECQ      DI
-	JNZ       row
+	VPADDD    Z3, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(R8*2)
+	ADDQ      $+16, R8
+	CMPQ      R8, DI
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, SI
+	JZ          loop1_done
+	VMOVDQU16.Z (CX)(R8*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (DX)(R8*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VPSLLD      $0x0f, Z0, Z3
+	VPSRLD      $0x1f, Z3, Z3
+	VPADDD      Z1, Z3, Z3
+	VPADDD      Z0, Z3, Z3
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
+	VMOVDQU16   Y0, K1, (AX)(R8*2)
+
+loop1_done:
+	LEAQ (AX)(SI*2), AX
+	LEAQ (CX)(SI*2), CX
+	DECQ BX
+	JNZ  row
 
 done:
-	MOVQ rows+40(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx2BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
-TEXT ·halfnormAvx2BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
+// func avx2BF16RMSNormAny(dst *uint16, x *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·halfnormAvx2BF16RMSNormAny(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
-	MOVQ sum+8(FP), CX
-	MOVQ x+16(FP), DX
-	MOVQ f+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ rows+40(FP), DI
+	MOVQ x+8(FP), CX
+	MOVQ gamma+16(FP), DX
+	MOVQ rows+24(FP), BX
+	MOVQ h+32(FP), SI
 
 row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    BX, DI
+	DECQ    DI
+	MOVQ    $0x00000001, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMULQ   SI, DI
+	SHLQ    $0x01, DI
+
+	// pass 1 over the row: squareSum += x*x
 	MOVL         $0xffff0000, R8
 	VMOVD        R8, X0
 	VPBROADCASTD X0, Y0
@@ -12667,66 +12010,174 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       Y5, Y5, Y5
+	VXORPS       X5, X5, X5
+	CMPQ         SI, $+1983
+	JA           loop0_long
 	XORQ         R8, R8
-	MOVQ         $+2048, R9
+	MOVQ         SI, R9
+	ANDQ         $-32, R9
+	JZ           loop0s_vectors
 
-loop0:
-	VMOVDQU     (DX)(R8*2), Y6
+loop0s:
+	VMOVDQU     (CX)(R8*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVDQU     (BX)(R8*2), Y7
-	VPSLLD      $0x10, Y7, Y7
-	VADDPS      Y7, Y6, Y6
 	VFMADD231PS Y6, Y6, Y1
-	VPAND       (DX)(R8*2), Y0, Y6
-	VPAND       (BX)(R8*2), Y0, Y7
-	VADDPS      Y7, Y6, Y6
+	VPAND       (CX)(R8*2), Y0, Y6
 	VFMADD231PS Y6, Y6, Y2
-	VMOVDQU     32(DX)(R8*2), Y6
+	VMOVDQU     32(CX)(R8*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVDQU     32(BX)(R8*2), Y7
-	VPSLLD      $0x10, Y7, Y7
-	VADDPS      Y7, Y6, Y6
 	VFMADD231PS Y6, Y6, Y3
-	VPAND       32(DX)(R8*2), Y0, Y6
-	VPAND       32(BX)(R8*2), Y0, Y7
-	VADDPS      Y7, Y6, Y6
+	VPAND       32(CX)(R8*2), Y0, Y6
 	VFMADD231PS Y6, Y6, Y4
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ SI, R9
+	ANDQ $-8, R9
+	CMPQ R8, R9
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (CX)(R8*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VFMADD231PS Y0, Y0, Y1
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R8, SI
+	JAE  loop0s_done
+
+loop0s_element:
+	MOVWLZX     (CX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X0
+	VFMADD231SS X0, X0, X5
+	INCQ        R8
+	CMPQ        R8, SI
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	XORQ    R8, R8
+	MOVQ    SI, R9
+	ANDQ    $-32, R9
+	JZ      loop0_vectors
+	MOVQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+
+loop0:
+	VMOVDQU     (CX)(R8*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y8, Y1
+	VPAND       (CX)(R8*2), Y0, Y8
+	VFMADD231PS Y8, Y8, Y2
+	VMOVDQU     32(CX)(R8*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VPAND       32(CX)(R8*2), Y0, Y8
+	VFMADD231PS Y8, Y8, Y4
+	ADDQ        $+32, R8
+	CMPQ        R8, R10
 	JB          loop0
-	CMPQ        R8, $+4096
-	JAE         loop0_blocks
+	TESTQ       $+2047, R8
+	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y5, Y5
+	VADDPS Y1, Y7, Y7
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	ADDQ   $+2048, R9
-	JMP    loop0
+	TESTQ  $+131071, R8
+	JNZ    loop0_chunk
 
-loop0_blocks:
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y7, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop0_chunk:
+	MOVQ    SI, R9
+	ANDQ    $-32, R9
+	CMPQ    R8, R9
+	JAE     loop0_vectors
+	ADDQ    $+2048, R10
+	CMPQ    R10, R9
+	CMOVQGT R9, R10
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        SI, R9
+	ANDQ        $-8, R9
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VFMADD231PS Y0, Y0, Y1
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VFMADD231PS Y0, Y0, Y2
+	ADDQ        $+8, R8
+	CMPQ        R8, R9
+	JAE         loop0_tail
+	VPMOVZXWD   (CX)(R8*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VFMADD231PS Y0, Y0, Y3
+	ADDQ        $+8, R8
+
+loop0_tail:
+	CMPQ R8, SI
+	JAE  loop0_done
+
+loop0_element:
+	MOVWLZX     (CX)(R8*2), R9
+	SHLL        $0x10, R9
+	VMOVD       R9, X0
+	VFMADD231SS X0, X0, X5
+	INCQ        R8
+	CMPQ        R8, SI
+	JB          loop0_element
+
+loop0_done:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y7, Y7
+	VADDPS Y7, Y1, Y1
 
-	// squareSum = sum((x + f)*(x + f))
+loop0_summed:
+	// squareSum = sum(x*x)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
 	VMOVHLPS     X0, X0, X1
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
+	VADDSS       X5, X0, X0
 
-	// invN = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X1
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R8
+	VMOVD      R8, X1
+	VCVTSI2SSQ SI, X1, X2
+	VDIVSS     X2, X1, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -12759,7 +12210,7 @@ loop0_blocks:
 	// rstd = 1 / std
 	VDIVSS X0, X1, X0
 
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	// pass 2 over the row: dst = x*rstd*gamma
 	MOVL         $0x00007fff, R8
 	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
@@ -12768,151 +12219,157 @@ loop0_blocks:
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
+	MOVQ         SI, R9
+	ANDQ         $-32, R9
+	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (DX)(R8*2), Y3
+	PREFETCHT1 (CX)(DI*1)
+	ADDQ       $+64, DI
+	VPMOVZXWD  (CX)(R8*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(R8*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  16(CX)(R8*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    32(DX)(R8*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(R8*2)
+	VPMOVZXWD  32(CX)(R8*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(R8*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  48(CX)(R8*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    96(DX)(R8*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(R8*2)
+	ADDQ       $+32, R8
+	CMPQ       R8, R9
+	JB         loop1
+
+loop1_vectors:
+	MOVQ SI, DI
+	ANDQ $-8, DI
+	CMPQ R8, DI
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD (CX)(R8*2), Y3
 	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD (BX)(R8*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
-	VMULPS    Y0, Y3, Y4
-	VMOVUPS   (SI)(R8*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 16(DX)(R8*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VPMOVZXWD 16(BX)(R8*2), Y6
-	VPSLLD    $0x10, Y6, Y6
-	VADDPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y1, Y6, Y6
-	VPADDD    Y3, Y6, Y6
-	VCMPPS    $0x03, Y3, Y3, Y7
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y7, Y3, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y5, Y3, Y3
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y2, Y5, Y8
-	VPBLENDVB Y7, Y8, Y3, Y3
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, (CX)(R8*2)
-	VMULPS    Y0, Y5, Y3
-	VMOVUPS   32(SI)(R8*4), Y5
-	VMULPS    Y5, Y3, Y3
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
+	VMULPS    Y0, Y3, Y3
+	VMOVUPS   (DX)(R8*4), Y4
+	VMULPS    Y4, Y3, Y3
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
 	VPADDD    Y1, Y4, Y4
 	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y6
+	VCMPPS    $0x03, Y3, Y3, Y5
 	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y4, Y4
-	VPSRLD    $0x10, Y5, Y5
+	VPBLENDVB Y5, Y3, Y4, Y4
 	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(R8*2)
-	VPMOVZXWD 32(DX)(R8*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 32(BX)(R8*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
-	VMULPS    Y0, Y3, Y4
-	VMOVUPS   64(SI)(R8*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 48(DX)(R8*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VPMOVZXWD 48(BX)(R8*2), Y6
-	VPSLLD    $0x10, Y6, Y6
-	VADDPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y1, Y6, Y6
-	VPADDD    Y3, Y6, Y6
-	VCMPPS    $0x03, Y3, Y3, Y7
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y7, Y3, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y5, Y3, Y3
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y2, Y5, Y8
-	VPBLENDVB Y7, Y8, Y3, Y3
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, 32(CX)(R8*2)
-	VMULPS    Y0, Y5, Y3
-	VMOVUPS   96(SI)(R8*4), Y5
-	VMULPS    Y5, Y3, Y3
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y4, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(R8*2)
-	ADDQ      $+32, R8
-	CMPQ      R8, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	ADDQ      $+8192, DX
-	ADDQ      $+8192, BX
-	DECQ      DI
-	JNZ       row
+	VPACKUSDW Y4, Y4, Y4
+	VPERMQ    $0x08, Y4, Y4
+	VMOVDQU   X4, (AX)(R8*2)
+	ADDQ      $+8, R8
+	CMPQ      R8, DI
+	JB        loop1_vector
+
+loop1_tail:
+	CMPQ R8, SI
+	JAE  loop1_done
+
+loop1_element:
+	MOVWLZX   (CX)(R8*2), DI
+	SHLL      $0x10, DI
+	VMOVD     DI, X3
+	VMULSS    X0, X3, X3
+	VMOVSS    (DX)(R8*4), X4
+	VMULSS    X4, X3, X3
+	VPSLLD    $0x0f, X3, X4
+	VPSRLD    $0x1f, X4, X4
+	VPADDD    X1, X4, X4
+	VPADDD    X3, X4, X4
+	VCMPPS    $0x03, X3, X3, X5
+	VPOR      X2, X3, X3
+	VPBLENDVB X5, X3, X4, X4
+	VPEXTRW   $0x01, X4, (AX)(R8*2)
+	INCQ      R8
+	CMPQ      R8, SI
+	JB        loop1_element
+
+loop1_done:
+	LEAQ (AX)(SI*2), AX
+	LEAQ (CX)(SI*2), CX
+	DECQ BX
+	JNZ  row
 
 done:
-	MOVQ rows+40(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ rows+24(FP), AX
+	SUBQ BX, AX
+	MOVQ AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func avx512bf16BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
-TEXT ·halfnormAvx512bf16BF16AddRMSNormAny(SB), NOSPLIT, $0-64
-	MOVQ  dst+0(FP), AX
-	MOVQ  sum+8(FP), CX
-	MOVQ  x+16(FP), DX
-	MOVQ  f+24(FP), BX
-	MOVQ  gamma+32(FP), SI
-	MOVQ  rows+40(FP), DI
-	MOVQ  h+48(FP), R8
-	MOVL  R8, R9
-	ANDL  $0x0f, R9
-	XORL  R10, R10
-	BTSL  R9, R10
-	DECL  R10
-	KMOVW R10, K1
+// func avx512bf16BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
+TEXT ·halfnormAvx512bf16BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	MOVL         $0xffff0000, R9
 	VPBROADCASTD R9, Z0
@@ -12920,14 +12377,9 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	CMPQ         R8, $+3903
-	JA           loop0_long
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-64, R10
-	JZ           loop0s_vectors
 
-loop0s:
+loop0:
 	VPSLLD      $0x10, (DX)(R9*2), Z5
 	VPSLLD      $0x10, (BX)(R9*2), Z6
 	VADDPS      Z6, Z5, Z5
@@ -12945,159 +12397,15 @@ loop0s:
 	VADDPS      Z6, Z5, Z5
 	VFMADD231PS Z5, Z5, Z4
 	ADDQ        $+64, R9
-	CMPQ        R9, R10
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VADDPS      Z5, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JB          loop0s_vector
-
-loop0s_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop0s_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VMOVDQU16.Z (BX)(R9*2), K1, Y5
-	VPMOVZXWD   Y5, Z5
-	VPSLLD      $0x10, Z5, Z5
-	VADDPS      Z5, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z1
-
-loop0s_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
-	JZ      loop0_vectors
-	MOVQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-
-loop0:
-	VPSLLD      $0x10, (DX)(R9*2), Z8
-	VPSLLD      $0x10, (BX)(R9*2), Z9
-	VADDPS      Z9, Z8, Z8
-	VFMADD231PS Z8, Z8, Z1
-	VPANDD      (DX)(R9*2), Z0, Z8
-	VPANDD      (BX)(R9*2), Z0, Z9
-	VADDPS      Z9, Z8, Z8
-	VFMADD231PS Z8, Z8, Z2
-	VPSLLD      $0x10, 64(DX)(R9*2), Z8
-	VPSLLD      $0x10, 64(BX)(R9*2), Z9
-	VADDPS      Z9, Z8, Z8
-	VFMADD231PS Z8, Z8, Z3
-	VPANDD      64(DX)(R9*2), Z0, Z8
-	VPANDD      64(BX)(R9*2), Z0, Z9
-	VADDPS      Z9, Z8, Z8
-	VFMADD231PS Z8, Z8, Z4
-	ADDQ        $+64, R9
-	CMPQ        R9, R11
+	CMPQ        R9, $+4096
 	JB          loop0
-	TESTQ       $+4095, R9
-	JNZ         loop0_vectors
 
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z6, Z6
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+262143, R9
-	JNZ    loop0_chunk
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Z6, Z5, Z5
-	VPXORD Z6, Z6, Z6
-
-loop0_chunk:
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
-	CMPQ    R9, R10
-	JAE     loop0_vectors
-	ADDQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        R8, R10
-	ANDQ        $-16, R10
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VADDPS      Z8, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VADDPS      Z8, Z0, Z0
-	VFMADD231PS Z0, Z0, Z2
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z8
-	VPSLLD      $0x10, Z8, Z8
-	VADDPS      Z8, Z0, Z0
-	VFMADD231PS Z0, Z0, Z3
-	ADDQ        $+16, R9
-
-loop0_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop0_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VMOVDQU16.Z (BX)(R9*2), K1, Y7
-	VPMOVZXWD   Y7, Z8
-	VPSLLD      $0x10, Z8, Z8
-	VADDPS      Z8, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z4
-
-loop0_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z6, Z6
-	VADDPS Z6, Z1, Z1
-
-loop0_summed:
 	// squareSum = sum((x + f)*(x + f))
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
+	VADDPS     Z2, Z1, Z0
+	VADDPS     Z4, Z3, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -13105,11 +12413,9 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
-	VCVTSI2SSQ R8, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -13149,11 +12455,13 @@ loop0_summed:
 	VPBROADCASTD R9, Z1
 	VBROADCASTSS X2, Z2
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-64, R10
-	JZ           loop1_vectors
 
 loop1:
+	PREFETCHT1  (DX)(R8*1)
+	PREFETCHT1  64(DX)(R8*1)
+	PREFETCHT1  (BX)(R8*1)
+	PREFETCHT1  64(BX)(R8*1)
+	ADDQ        $+128, R8
 	VPMOVZXWD   (DX)(R9*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VPMOVZXWD   (BX)(R9*2), Z4
@@ -13167,28 +12475,28 @@ loop1:
 	VPMOVZXWD   32(BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VADDPS      Z6, Z5, Z5
-	VFPCLASSPSZ $0x20, Z3, K2
-	VFPCLASSPSZ $0x20, Z5, K3
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
 	// VCVTNE2PS2BF16 Z3, Z5, Z6
 	LONG         $0x4857f262
 	WORD         $0xf372
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_0
 	VPSLLD       $0x0f, Z3, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z0, Z6, Z6
 	VPADDD       Z3, Z6, Z6
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z6
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z6
 	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y7
 	VPSLLD       $0x0f, Z5, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
 	VPADDD       Z5, Z3, Z3
-	VCMPPS       $0x03, Z5, Z5, K2
-	VPORD        Z1, Z5, K2, Z3
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z1, Z5, K1, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
 	VINSERTI64X4 $0x01, Y3, Z7, Z6
@@ -13198,28 +12506,28 @@ bf16_0:
 	VMULPS      Z2, Z5, Z3
 	VMOVUPS     64(SI)(R9*4), Z5
 	VMULPS      Z5, Z3, Z3
-	VFPCLASSPSZ $0x20, Z4, K2
-	VFPCLASSPSZ $0x20, Z3, K3
+	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z3, K2
 
 	// VCVTNE2PS2BF16 Z4, Z3, Z5
 	LONG         $0x4867f262
 	WORD         $0xec72
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_1
 	VPSLLD       $0x0f, Z4, Z5
 	VPSRLD       $0x1f, Z5, Z5
 	VPADDD       Z0, Z5, Z5
 	VPADDD       Z4, Z5, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPORD        Z1, Z4, K2, Z5
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z5
 	VPSRLD       $0x10, Z5, Z5
 	VPMOVDW      Z5, Y7
 	VPSLLD       $0x0f, Z3, Z4
 	VPSRLD       $0x1f, Z4, Z4
 	VPADDD       Z0, Z4, Z4
 	VPADDD       Z3, Z4, Z4
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z4
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z4
 	VPSRLD       $0x10, Z4, Z4
 	VPMOVDW      Z4, Y3
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
@@ -13239,28 +12547,28 @@ bf16_1:
 	VPMOVZXWD   96(BX)(R9*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VADDPS      Z6, Z5, Z5
-	VFPCLASSPSZ $0x20, Z3, K2
-	VFPCLASSPSZ $0x20, Z5, K3
+	VFPCLASSPSZ $0x20, Z3, K1
+	VFPCLASSPSZ $0x20, Z5, K2
 
 	// VCVTNE2PS2BF16 Z3, Z5, Z6
 	LONG         $0x4857f262
 	WORD         $0xf372
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_2
 	VPSLLD       $0x0f, Z3, Z6
 	VPSRLD       $0x1f, Z6, Z6
 	VPADDD       Z0, Z6, Z6
 	VPADDD       Z3, Z6, Z6
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z6
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z6
 	VPSRLD       $0x10, Z6, Z6
 	VPMOVDW      Z6, Y7
 	VPSLLD       $0x0f, Z5, Z3
 	VPSRLD       $0x1f, Z3, Z3
 	VPADDD       Z0, Z3, Z3
 	VPADDD       Z5, Z3, Z3
-	VCMPPS       $0x03, Z5, Z5, K2
-	VPORD        Z1, Z5, K2, Z3
+	VCMPPS       $0x03, Z5, Z5, K1
+	VPORD        Z1, Z5, K1, Z3
 	VPSRLD       $0x10, Z3, Z3
 	VPMOVDW      Z3, Y3
 	VINSERTI64X4 $0x01, Y3, Z7, Z6
@@ -13270,28 +12578,28 @@ bf16_2:
 	VMULPS      Z2, Z5, Z3
 	VMOVUPS     192(SI)(R9*4), Z5
 	VMULPS      Z5, Z3, Z3
-	VFPCLASSPSZ $0x20, Z4, K2
-	VFPCLASSPSZ $0x20, Z3, K3
+	VFPCLASSPSZ $0x20, Z4, K1
+	VFPCLASSPSZ $0x20, Z3, K2
 
 	// VCVTNE2PS2BF16 Z4, Z3, Z5
 	LONG         $0x4867f262
 	WORD         $0xec72
-	KORTESTW     K3, K2
+	KORTESTW     K2, K1
 	JZ           bf16_3
 	VPSLLD       $0x0f, Z4, Z5
 	VPSRLD       $0x1f, Z5, Z5
 	VPADDD       Z0, Z5, Z5
 	VPADDD       Z4, Z5, Z5
-	VCMPPS       $0x03, Z4, Z4, K2
-	VPORD        Z1, Z4, K2, Z5
+	VCMPPS       $0x03, Z4, Z4, K1
+	VPORD        Z1, Z4, K1, Z5
 	VPSRLD       $0x10, Z5, Z5
 	VPMOVDW      Z5, Y7
 	VPSLLD       $0x0f, Z3, Z4
 	VPSRLD       $0x1f, Z4, Z4
 	VPADDD       Z0, Z4, Z4
 	VPADDD       Z3, Z4, Z4
-	VCMPPS       $0x03, Z3, Z3, K2
-	VPORD        Z1, Z3, K2, Z4
+	VCMPPS       $0x03, Z3, Z3, K1
+	VPORD        Z1, Z3, K1, Z4
 	VPSRLD       $0x10, Z4, Z4
 	VPMOVDW      Z4, Y3
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
@@ -13299,147 +12607,41 @@ bf16_2:
 bf16_3:
 	VMOVDQU16 Z5, 64(AX)(R9*2)
 	ADDQ      $+64, R9
-	CMPQ      R9, R10
+	CMPQ      R9, $+4096
 	JB        loop1
-
-loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
-	VPMOVZXWD   (DX)(R9*2), Z3
-	VPSLLD      $0x10, Z3, Z3
-	VPMOVZXWD   (BX)(R9*2), Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_4
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z1, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_4:
-	VMOVDQU16   Y4, (CX)(R9*2)
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (SI)(R9*4), Z4
-	VMULPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_5
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z1, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_5:
-	VMOVDQU16 Y4, (AX)(R9*2)
-	ADDQ      $+16, R9
-	CMPQ      R9, R10
-	JB        loop1_vector
-
-loop1_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop1_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y3
-	VPMOVZXWD   Y3, Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMOVDQU16.Z (BX)(R9*2), K1, Y4
-	VPMOVZXWD   Y4, Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VFPCLASSPSZ $0x20, Z3, K2
-
-	// VCVTNEPS2BF16 Z3, Y4
-	LONG     $0x487ef262
-	WORD     $0xe372
-	KORTESTW K2, K2
-	JZ       bf16_6
-	VPSLLD   $0x0f, Z3, Z4
-	VPSRLD   $0x1f, Z4, Z4
-	VPADDD   Z0, Z4, Z4
-	VPADDD   Z3, Z4, Z4
-	VCMPPS   $0x03, Z3, Z3, K2
-	VPORD    Z1, Z3, K2, Z4
-	VPSRLD   $0x10, Z4, Z4
-	VPMOVDW  Z4, Y4
-
-bf16_6:
-	VMOVDQU16   Y4, K1, (CX)(R9*2)
-	VMULPS      Z2, Z3, Z2
-	VMOVUPS.Z   (SI)(R9*4), K1, Z3
-	VMULPS      Z3, Z2, Z2
-	VFPCLASSPSZ $0x20, Z2, K2
-
-	// VCVTNEPS2BF16 Z2, Y3
-	LONG     $0x487ef262
-	WORD     $0xda72
-	KORTESTW K2, K2
-	JZ       bf16_7
-	VPSLLD   $0x0f, Z2, Z3
-	VPSRLD   $0x1f, Z3, Z3
-	VPADDD   Z0, Z3, Z3
-	VPADDD   Z2, Z3, Z3
-	VCMPPS   $0x03, Z2, Z2, K2
-	VPORD    Z1, Z2, K2, Z3
-	VPSRLD   $0x10, Z3, Z3
-	VPMOVDW  Z3, Y3
-
-bf16_7:
-	VMOVDQU16 Y3, K1, (AX)(R9*2)
-
-loop1_done:
-	LEAQ (AX)(R8*2), AX
-	LEAQ (CX)(R8*2), CX
-	LEAQ (DX)(R8*2), DX
-	LEAQ (BX)(R8*2), BX
-	DECQ DI
-	JNZ  row
+	ADDQ      $+8192, AX
+	ADDQ      $+8192, CX
+	ADDQ      $+8192, DX
+	ADDQ      $+8192, BX
+	DECQ      DI
+	JNZ       row
 
 done:
 	MOVQ rows+40(FP), AX
 	SUBQ DI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx512BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
-TEXT ·halfnormAvx512BF16AddRMSNormAny(SB), NOSPLIT, $0-64
-	MOVQ  dst+0(FP), AX
-	MOVQ  sum+8(FP), CX
-	MOVQ  x+16(FP), DX
-	MOVQ  f+24(FP), BX
-	MOVQ  gamma+32(FP), SI
-	MOVQ  rows+40(FP), DI
-	MOVQ  h+48(FP), R8
-	MOVL  R8, R9
-	ANDL  $0x0f, R9
-	XORL  R10, R10
-	BTSL  R9, R10
-	DECL  R10
-	KMOVW R10, K1
+// func avx512BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
+TEXT ·halfnormAvx512BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	MOVL         $0xffff0000, R9
 	VPBROADCASTD R9, Z0
@@ -13447,14 +12649,9 @@ row:
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	CMPQ         R8, $+3903
-	JA           loop0_long
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-64, R10
-	JZ           loop0s_vectors
 
-loop0s:
+loop0:
 	VPSLLD      $0x10, (DX)(R9*2), Z5
 	VPSLLD      $0x10, (BX)(R9*2), Z6
 	VADDPS      Z6, Z5, Z5
@@ -13472,159 +12669,15 @@ loop0s:
 	VADDPS      Z6, Z5, Z5
 	VFMADD231PS Z5, Z5, Z4
 	ADDQ        $+64, R9
-	CMPQ        R9, R10
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z5
-	VPSLLD      $0x10, Z5, Z5
-	VADDPS      Z5, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JB          loop0s_vector
-
-loop0s_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop0s_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VMOVDQU16.Z (BX)(R9*2), K1, Y5
-	VPMOVZXWD   Y5, Z5
-	VPSLLD      $0x10, Z5, Z5
-	VADDPS      Z5, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z1
-
-loop0s_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 3903 elements: sums in chunks
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
-	JZ      loop0_vectors
-	MOVQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-
-loop0:
-	VPSLLD      $0x10, (DX)(R9*2), Z7
-	VPSLLD      $0x10, (BX)(R9*2), Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z1
-	VPANDD      (DX)(R9*2), Z0, Z7
-	VPANDD      (BX)(R9*2), Z0, Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z2
-	VPSLLD      $0x10, 64(DX)(R9*2), Z7
-	VPSLLD      $0x10, 64(BX)(R9*2), Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z3
-	VPANDD      64(DX)(R9*2), Z0, Z7
-	VPANDD      64(BX)(R9*2), Z0, Z8
-	VADDPS      Z8, Z7, Z7
-	VFMADD231PS Z7, Z7, Z4
-	ADDQ        $+64, R9
-	CMPQ        R9, R11
+	CMPQ        R9, $+4096
 	JB          loop0
-	TESTQ       $+4095, R9
-	JNZ         loop0_vectors
 
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z6, Z6
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	TESTQ  $+262143, R9
-	JNZ    loop0_chunk
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Z6, Z5, Z5
-	VPXORD Z6, Z6, Z6
-
-loop0_chunk:
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
-	CMPQ    R9, R10
-	JAE     loop0_vectors
-	ADDQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        R8, R10
-	ANDQ        $-16, R10
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
-	VFMADD231PS Z0, Z0, Z1
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
-	VFMADD231PS Z0, Z0, Z2
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Z0
-	VPSLLD      $0x10, Z0, Z0
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
-	VFMADD231PS Z0, Z0, Z3
-	ADDQ        $+16, R9
-
-loop0_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop0_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y0
-	VPMOVZXWD   Y0, Z0
-	VPSLLD      $0x10, Z0, Z0
-	VMOVDQU16.Z (BX)(R9*2), K1, Y7
-	VPMOVZXWD   Y7, Z7
-	VPSLLD      $0x10, Z7, Z7
-	VADDPS      Z7, Z0, Z0
-	VFMADD231PS Z0, Z0, K1, Z4
-
-loop0_done:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z6, Z6
-	VADDPS Z6, Z1, Z1
-
-loop0_summed:
 	// squareSum = sum((x + f)*(x + f))
-	VSHUFF32X4 $0x4e, Z1, Z1, Z0
-	VADDPS     Z0, Z1, Z0
+	VADDPS     Z2, Z1, Z0
+	VADDPS     Z4, Z3, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
 	VSHUFF32X4 $0xb1, Z0, Z0, Z1
 	VADDPS     Z1, Z0, Z0
 	VPERMILPS  $0x4e, Z0, Z1
@@ -13632,11 +12685,9 @@ loop0_summed:
 	VPERMILPS  $0xb1, Z0, Z1
 	VADDSS     X1, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
-	VCVTSI2SSQ R8, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -13687,199 +12738,137 @@ loop0_summed:
 	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-64, R10
-	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (DX)(R9*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VPMOVZXWD (BX)(R9*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VADDPS    Z5, Z4, Z4
-	VMULPS    Z0, Z4, Z5
-	VMOVUPS   (SI)(R9*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 32(DX)(R9*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VPMOVZXWD 32(BX)(R9*2), Z7
-	VPSLLD    $0x10, Z7, Z7
-	VADDPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z4, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z1, Z7, Z7
-	VPADDD    Z4, Z7, Z7
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z7
-	VPSLLD    $0x0f, Z6, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z6, Z4, Z4
-	VCMPPS    $0x03, Z6, Z6, K2
-	VPORD     Z2, Z6, K2, Z4
-	VPERMT2W  Z4, Z3, Z7
-	VMOVDQU16 Z7, (CX)(R9*2)
-	VMULPS    Z0, Z6, Z4
-	VMOVUPS   64(SI)(R9*4), Z6
-	VMULPS    Z6, Z4, Z4
-	VPSLLD    $0x0f, Z5, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z5, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VPORD     Z2, Z5, K2, Z6
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z1, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z5
-	VPERMT2W  Z5, Z3, Z6
-	VMOVDQU16 Z6, (AX)(R9*2)
-	VPMOVZXWD 64(DX)(R9*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VPMOVZXWD 64(BX)(R9*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VADDPS    Z5, Z4, Z4
-	VMULPS    Z0, Z4, Z5
-	VMOVUPS   128(SI)(R9*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 96(DX)(R9*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VPMOVZXWD 96(BX)(R9*2), Z7
-	VPSLLD    $0x10, Z7, Z7
-	VADDPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z4, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z1, Z7, Z7
-	VPADDD    Z4, Z7, Z7
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z7
-	VPSLLD    $0x0f, Z6, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z6, Z4, Z4
-	VCMPPS    $0x03, Z6, Z6, K2
-	VPORD     Z2, Z6, K2, Z4
-	VPERMT2W  Z4, Z3, Z7
-	VMOVDQU16 Z7, 64(CX)(R9*2)
-	VMULPS    Z0, Z6, Z4
-	VMOVUPS   192(SI)(R9*4), Z6
-	VMULPS    Z6, Z4, Z4
-	VPSLLD    $0x0f, Z5, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z5, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VPORD     Z2, Z5, K2, Z6
-	VPSLLD    $0x0f, Z4, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z1, Z5, Z5
-	VPADDD    Z4, Z5, Z5
-	VCMPPS    $0x03, Z4, Z4, K2
-	VPORD     Z2, Z4, K2, Z5
-	VPERMT2W  Z5, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, R10
-	JB        loop1
-
-loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
-	JAE  loop1_tail
-
-loop1_vector:
-	VPMOVZXWD (DX)(R9*2), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VPMOVZXWD (BX)(R9*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VADDPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y4
-	VMOVDQU16 Y4, (CX)(R9*2)
-	VMULPS    Z0, Z3, Z3
-	VMOVUPS   (SI)(R9*4), Z4
-	VMULPS    Z4, Z3, Z3
-	VPSLLD    $0x0f, Z3, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z3, Z4, Z4
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z2, Z3, K2, Z4
-	VPSRLD    $0x10, Z4, Z4
-	VPMOVDW   Z4, Y3
-	VMOVDQU16 Y3, (AX)(R9*2)
-	ADDQ      $+16, R9
-	CMPQ      R9, R10
-	JB        loop1_vector
-
-loop1_tail:
-	TESTQ       $0x0000000f, R8
-	JZ          loop1_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y3
-	VPMOVZXWD   Y3, Z3
-	VPSLLD      $0x10, Z3, Z3
-	VMOVDQU16.Z (BX)(R9*2), K1, Y4
-	VPMOVZXWD   Y4, Z4
-	VPSLLD      $0x10, Z4, Z4
-	VADDPS      Z4, Z3, Z3
-	VPSLLD      $0x0f, Z3, Z4
-	VPSRLD      $0x1f, Z4, Z4
-	VPADDD      Z1, Z4, Z4
-	VPADDD      Z3, Z4, Z4
-	VCMPPS      $0x03, Z3, Z3, K2
-	VPORD       Z2, Z3, K2, Z4
-	VPSRLD      $0x10, Z4, Z4
-	VPMOVDW     Z4, Y4
-	VMOVDQU16   Y4, K1, (CX)(R9*2)
-	VMULPS      Z0, Z3, Z0
-	VMOVUPS.Z   (SI)(R9*4), K1, Z3
-	VMULPS      Z3, Z0, Z0
-	VPSLLD      $0x0f, Z0, Z3
-	VPSRLD      $0x1f, Z3, Z3
-	VPADDD      Z1, Z3, Z3
-	VPADDD      Z0, Z3, Z3
-	VCMPPS      $0x03, Z0, Z0, K2
-	VPORD       Z2, Z0, K2, Z3
-	VPSRLD      $0x10, Z3, Z3
-	VPMOVDW     Z3, Y0
-	VMOVDQU16   Y0, K1, (AX)(R9*2)
-
-loop1_done:
-	LEAQ (AX)(R8*2), AX
-	LEAQ (CX)(R8*2), CX
-	LEAQ (DX)(R8*2), DX
-	LEAQ (BX)(R8*2), BX
-	DECQ DI
-	JNZ  row
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	ADDQ       $+128, R8
+	VPMOVZXWD  (DX)(R9*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VPMOVZXWD  (BX)(R9*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VADDPS     Z5, Z4, Z4
+	VMULPS     Z0, Z4, Z5
+	VMOVUPS    (SI)(R9*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  32(DX)(R9*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VPMOVZXWD  32(BX)(R9*2), Z7
+	VPSLLD     $0x10, Z7, Z7
+	VADDPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z4, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z1, Z7, Z7
+	VPADDD     Z4, Z7, Z7
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z7
+	VPSLLD     $0x0f, Z6, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z6, Z4, Z4
+	VCMPPS     $0x03, Z6, Z6, K1
+	VPORD      Z2, Z6, K1, Z4
+	VPERMT2W   Z4, Z3, Z7
+	VMOVDQU16  Z7, (CX)(R9*2)
+	VMULPS     Z0, Z6, Z4
+	VMOVUPS    64(SI)(R9*4), Z6
+	VMULPS     Z6, Z4, Z4
+	VPSLLD     $0x0f, Z5, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z5, Z6, Z6
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z6
+	VPSLLD     $0x0f, Z4, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z1, Z5, Z5
+	VPADDD     Z4, Z5, Z5
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z5
+	VPERMT2W   Z5, Z3, Z6
+	VMOVDQU16  Z6, (AX)(R9*2)
+	VPMOVZXWD  64(DX)(R9*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VPMOVZXWD  64(BX)(R9*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VADDPS     Z5, Z4, Z4
+	VMULPS     Z0, Z4, Z5
+	VMOVUPS    128(SI)(R9*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  96(DX)(R9*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VPMOVZXWD  96(BX)(R9*2), Z7
+	VPSLLD     $0x10, Z7, Z7
+	VADDPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z4, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z1, Z7, Z7
+	VPADDD     Z4, Z7, Z7
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z7
+	VPSLLD     $0x0f, Z6, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z6, Z4, Z4
+	VCMPPS     $0x03, Z6, Z6, K1
+	VPORD      Z2, Z6, K1, Z4
+	VPERMT2W   Z4, Z3, Z7
+	VMOVDQU16  Z7, 64(CX)(R9*2)
+	VMULPS     Z0, Z6, Z4
+	VMOVUPS    192(SI)(R9*4), Z6
+	VMULPS     Z6, Z4, Z4
+	VPSLLD     $0x0f, Z5, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z5, Z6, Z6
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z6
+	VPSLLD     $0x0f, Z4, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z1, Z5, Z5
+	VPADDD     Z4, Z5, Z5
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z5
+	VPERMT2W   Z5, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(R9*2)
+	ADDQ       $+64, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
 
 done:
 	MOVQ rows+40(FP), AX
 	SUBQ DI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func avx2BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·halfnormAvx2BF16AddRMSNormAny(SB), NOSPLIT, $0-64
+// func avx2BF16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·halfnormAvx2BF16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
 	MOVQ x+16(FP), DX
 	MOVQ f+24(FP), BX
 	MOVQ gamma+32(FP), SI
 	MOVQ rows+40(FP), DI
-	MOVQ h+48(FP), R8
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	MOVL         $0xffff0000, R9
 	VMOVD        R9, X0
@@ -13888,15 +12877,11 @@ row:
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	VXORPS       X5, X5, X5
-	CMPQ         R8, $+1983
-	JA           loop0_long
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-32, R10
-	JZ           loop0s_vectors
+	MOVQ         $+2048, R10
 
-loop0s:
+loop0:
 	VMOVDQU     (DX)(R9*2), Y6
 	VPSLLD      $0x10, Y6, Y6
 	VMOVDQU     (BX)(R9*2), Y7
@@ -13919,169 +12904,28 @@ loop0s:
 	VFMADD231PS Y6, Y6, Y4
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
-	JB          loop0s
-
-loop0s_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
-	JAE  loop0s_tail
-
-loop0s_vector:
-	VPMOVZXWD   (DX)(R9*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VPMOVZXWD   (BX)(R9*2), Y6
-	VPSLLD      $0x10, Y6, Y6
-	VADDPS      Y6, Y0, Y0
-	VFMADD231PS Y0, Y0, Y1
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
-	JB          loop0s_vector
-
-loop0s_tail:
-	CMPQ R9, R8
-	JAE  loop0s_done
-
-loop0s_element:
-	MOVWLZX     (DX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X0
-	MOVWLZX     (BX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X6
-	VADDSS      X6, X0, X0
-	VFMADD231SS X0, X0, X5
-	INCQ        R9
-	CMPQ        R9, R8
-	JB          loop0s_element
-
-loop0s_done:
-	VADDPS Y2, Y1, Y1
-	VADDPS Y4, Y3, Y3
-	VADDPS Y3, Y1, Y1
-	JMP    loop0_summed
-
-loop0_long:
-	// pass 1 for rows of more than 1983 elements: sums in chunks
-	VXORPS  Y6, Y6, Y6
-	VXORPS  Y7, Y7, Y7
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-32, R10
-	JZ      loop0_vectors
-	MOVQ    $+2048, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-
-loop0:
-	VMOVDQU     (DX)(R9*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VMOVDQU     (BX)(R9*2), Y9
-	VPSLLD      $0x10, Y9, Y9
-	VADDPS      Y9, Y8, Y8
-	VFMADD231PS Y8, Y8, Y1
-	VPAND       (DX)(R9*2), Y0, Y8
-	VPAND       (BX)(R9*2), Y0, Y9
-	VADDPS      Y9, Y8, Y8
-	VFMADD231PS Y8, Y8, Y2
-	VMOVDQU     32(DX)(R9*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VMOVDQU     32(BX)(R9*2), Y9
-	VPSLLD      $0x10, Y9, Y9
-	VADDPS      Y9, Y8, Y8
-	VFMADD231PS Y8, Y8, Y3
-	VPAND       32(DX)(R9*2), Y0, Y8
-	VPAND       32(BX)(R9*2), Y0, Y9
-	VADDPS      Y9, Y8, Y8
-	VFMADD231PS Y8, Y8, Y4
-	ADDQ        $+32, R9
-	CMPQ        R9, R11
 	JB          loop0
-	TESTQ       $+2047, R9
-	JNZ         loop0_vectors
+	CMPQ        R9, $+4096
+	JAE         loop0_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y1, Y7, Y7
+	VADDPS Y1, Y5, Y5
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	TESTQ  $+131071, R9
-	JNZ    loop0_chunk
+	ADDQ   $+2048, R10
+	JMP    loop0
 
-	// 64 chunks done: the totals into the super-totals
-	VADDPS Y7, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-loop0_chunk:
-	MOVQ    R8, R10
-	ANDQ    $-32, R10
-	CMPQ    R9, R10
-	JAE     loop0_vectors
-	ADDQ    $+2048, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
-	JMP     loop0
-
-loop0_vectors:
-	MOVQ        R8, R10
-	ANDQ        $-8, R10
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VPMOVZXWD   (BX)(R9*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VADDPS      Y8, Y0, Y0
-	VFMADD231PS Y0, Y0, Y1
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VPMOVZXWD   (BX)(R9*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VADDPS      Y8, Y0, Y0
-	VFMADD231PS Y0, Y0, Y2
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
-	JAE         loop0_tail
-	VPMOVZXWD   (DX)(R9*2), Y0
-	VPSLLD      $0x10, Y0, Y0
-	VPMOVZXWD   (BX)(R9*2), Y8
-	VPSLLD      $0x10, Y8, Y8
-	VADDPS      Y8, Y0, Y0
-	VFMADD231PS Y0, Y0, Y3
-	ADDQ        $+8, R9
-
-loop0_tail:
-	CMPQ R9, R8
-	JAE  loop0_done
-
-loop0_element:
-	MOVWLZX     (DX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X0
-	MOVWLZX     (BX)(R9*2), R10
-	SHLL        $0x10, R10
-	VMOVD       R10, X8
-	VADDSS      X8, X0, X0
-	VFMADD231SS X0, X0, X5
-	INCQ        R9
-	CMPQ        R9, R8
-	JB          loop0_element
-
-loop0_done:
+loop0_blocks:
 	VADDPS Y2, Y1, Y1
 	VADDPS Y4, Y3, Y3
 	VADDPS Y3, Y1, Y1
-	VADDPS Y6, Y7, Y7
-	VADDPS Y7, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
-loop0_summed:
 	// squareSum = sum((x + f)*(x + f))
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
@@ -14089,13 +12933,10 @@ loop0_summed:
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
-	VADDSS       X5, X0, X0
 
-	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
-	VCVTSI2SSQ R8, X1, X2
-	VDIVSS     X2, X1, X1
+	// invN = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
@@ -14137,133 +12978,1545 @@ loop0_summed:
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-32, R10
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	ADDQ       $+64, R8
+	VPMOVZXWD  (DX)(R9*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VPMOVZXWD  (BX)(R9*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	VMULPS     Y0, Y3, Y4
+	VMOVUPS    (SI)(R9*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  16(DX)(R9*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VPMOVZXWD  16(BX)(R9*2), Y6
+	VPSLLD     $0x10, Y6, Y6
+	VADDPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y3, Y6, Y6
+	VCMPPS     $0x03, Y3, Y3, Y7
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y7, Y3, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y5, Y3, Y3
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y2, Y5, Y8
+	VPBLENDVB  Y7, Y8, Y3, Y3
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, (CX)(R9*2)
+	VMULPS     Y0, Y5, Y3
+	VMOVUPS    32(SI)(R9*4), Y5
+	VMULPS     Y5, Y3, Y3
+	VPSLLD     $0x0f, Y4, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y5
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y3, Y4, Y4
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y4, Y4
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(R9*2)
+	VPMOVZXWD  32(DX)(R9*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VPMOVZXWD  32(BX)(R9*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	VMULPS     Y0, Y3, Y4
+	VMOVUPS    64(SI)(R9*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  48(DX)(R9*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VPMOVZXWD  48(BX)(R9*2), Y6
+	VPSLLD     $0x10, Y6, Y6
+	VADDPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y3, Y6, Y6
+	VCMPPS     $0x03, Y3, Y3, Y7
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y7, Y3, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y5, Y3, Y3
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y2, Y5, Y8
+	VPBLENDVB  Y7, Y8, Y3, Y3
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, 32(CX)(R9*2)
+	VMULPS     Y0, Y5, Y3
+	VMOVUPS    96(SI)(R9*4), Y5
+	VMULPS     Y5, Y3, Y3
+	VPSLLD     $0x0f, Y4, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y5
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y3, Y4, Y4
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y4, Y4
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(R9*2)
+	ADDQ       $+32, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx512bf16BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·halfnormAvx512bf16BF16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x01, R9
+
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	CMPQ         R8, $+3903
+	JA           loop0_long
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
+	JZ           loop0s_vectors
+
+loop0s:
+	VPSLLD      $0x10, (DX)(R10*2), Z5
+	VPSLLD      $0x10, (BX)(R10*2), Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z1
+	VPANDD      (DX)(R10*2), Z0, Z5
+	VPANDD      (BX)(R10*2), Z0, Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z2
+	VPSLLD      $0x10, 64(DX)(R10*2), Z5
+	VPSLLD      $0x10, 64(BX)(R10*2), Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
+	VPANDD      64(DX)(R10*2), Z0, Z5
+	VPANDD      64(BX)(R10*2), Z0, Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z4
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0s_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVDQU16.Z (BX)(R10*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VPSLLD      $0x10, (DX)(R10*2), Z8
+	VPSLLD      $0x10, (BX)(R10*2), Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z1
+	VPANDD      (DX)(R10*2), Z0, Z8
+	VPANDD      (BX)(R10*2), Z0, Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z2
+	VPSLLD      $0x10, 64(DX)(R10*2), Z8
+	VPSLLD      $0x10, 64(BX)(R10*2), Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z3
+	VPANDD      64(DX)(R10*2), Z0, Z8
+	VPANDD      64(BX)(R10*2), Z0, Z9
+	VADDPS      Z9, Z8, Z8
+	VFMADD231PS Z8, Z8, Z4
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop0
+	TESTQ       $+4095, R10
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
+	VFMADD231PS Z0, Z0, Z2
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
+	VFMADD231PS Z0, Z0, Z3
+	ADDQ        $+16, R10
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVDQU16.Z (BX)(R10*2), K1, Y7
+	VPMOVZXWD   Y7, Z8
+	VPSLLD      $0x10, Z8, Z8
+	VADDPS      Z8, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z4
+
+loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
+	// squareSum = sum((x + f)*(x + f))
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X2
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z1
+	VBROADCASTSS X2, Z2
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD (DX)(R9*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD (BX)(R9*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
-	VMULPS    Y0, Y3, Y4
-	VMOVUPS   (SI)(R9*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 16(DX)(R9*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VPMOVZXWD 16(BX)(R9*2), Y6
-	VPSLLD    $0x10, Y6, Y6
-	VADDPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y1, Y6, Y6
-	VPADDD    Y3, Y6, Y6
-	VCMPPS    $0x03, Y3, Y3, Y7
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y7, Y3, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y5, Y3, Y3
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y2, Y5, Y8
-	VPBLENDVB Y7, Y8, Y3, Y3
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, (CX)(R9*2)
-	VMULPS    Y0, Y5, Y3
-	VMOVUPS   32(SI)(R9*4), Y5
-	VMULPS    Y5, Y3, Y3
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y4, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(R9*2)
-	VPMOVZXWD 32(DX)(R9*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD 32(BX)(R9*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VADDPS    Y4, Y3, Y3
-	VMULPS    Y0, Y3, Y4
-	VMOVUPS   64(SI)(R9*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 48(DX)(R9*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VPMOVZXWD 48(BX)(R9*2), Y6
-	VPSLLD    $0x10, Y6, Y6
-	VADDPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y1, Y6, Y6
-	VPADDD    Y3, Y6, Y6
-	VCMPPS    $0x03, Y3, Y3, Y7
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y7, Y3, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y5, Y3, Y3
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y2, Y5, Y8
-	VPBLENDVB Y7, Y8, Y3, Y3
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, 32(CX)(R9*2)
-	VMULPS    Y0, Y5, Y3
-	VMOVUPS   96(SI)(R9*4), Y5
-	VMULPS    Y5, Y3, Y3
-	VPSLLD    $0x0f, Y4, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y4, Y5, Y5
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y5, Y5
-	VPSLLD    $0x0f, Y3, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y1, Y4, Y4
-	VPADDD    Y3, Y4, Y4
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y4, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(R9*2)
-	ADDQ      $+32, R9
-	CMPQ      R9, R10
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	PREFETCHT1  (BX)(R9*1)
+	PREFETCHT1  64(BX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   (DX)(R10*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   (BX)(R10*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     (SI)(R10*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   32(DX)(R10*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   32(BX)(R10*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
+	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z5, K3
+
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K3, K2
+	JZ           bf16_0
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K2
+	VPORD        Z1, Z5, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
+
+bf16_0:
+	VMOVDQU16   Z6, (CX)(R10*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     64(SI)(R10*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K2
+	VFPCLASSPSZ $0x20, Z3, K3
+
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K3, K2
+	JZ           bf16_1
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
+
+bf16_1:
+	VMOVDQU16   Z5, (AX)(R10*2)
+	VPMOVZXWD   64(DX)(R10*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   64(BX)(R10*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VMULPS      Z2, Z3, Z4
+	VMOVUPS     128(SI)(R10*4), Z5
+	VMULPS      Z5, Z4, Z4
+	VPMOVZXWD   96(DX)(R10*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VPMOVZXWD   96(BX)(R10*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VADDPS      Z6, Z5, Z5
+	VFPCLASSPSZ $0x20, Z3, K2
+	VFPCLASSPSZ $0x20, Z5, K3
+
+	// VCVTNE2PS2BF16 Z3, Z5, Z6
+	LONG         $0x4857f262
+	WORD         $0xf372
+	KORTESTW     K3, K2
+	JZ           bf16_2
+	VPSLLD       $0x0f, Z3, Z6
+	VPSRLD       $0x1f, Z6, Z6
+	VPADDD       Z0, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z6
+	VPSRLD       $0x10, Z6, Z6
+	VPMOVDW      Z6, Y7
+	VPSLLD       $0x0f, Z5, Z3
+	VPSRLD       $0x1f, Z3, Z3
+	VPADDD       Z0, Z3, Z3
+	VPADDD       Z5, Z3, Z3
+	VCMPPS       $0x03, Z5, Z5, K2
+	VPORD        Z1, Z5, K2, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z6
+
+bf16_2:
+	VMOVDQU16   Z6, 64(CX)(R10*2)
+	VMULPS      Z2, Z5, Z3
+	VMOVUPS     192(SI)(R10*4), Z5
+	VMULPS      Z5, Z3, Z3
+	VFPCLASSPSZ $0x20, Z4, K2
+	VFPCLASSPSZ $0x20, Z3, K3
+
+	// VCVTNE2PS2BF16 Z4, Z3, Z5
+	LONG         $0x4867f262
+	WORD         $0xec72
+	KORTESTW     K3, K2
+	JZ           bf16_3
+	VPSLLD       $0x0f, Z4, Z5
+	VPSRLD       $0x1f, Z5, Z5
+	VPADDD       Z0, Z5, Z5
+	VPADDD       Z4, Z5, Z5
+	VCMPPS       $0x03, Z4, Z4, K2
+	VPORD        Z1, Z4, K2, Z5
+	VPSRLD       $0x10, Z5, Z5
+	VPMOVDW      Z5, Y7
+	VPSLLD       $0x0f, Z3, Z4
+	VPSRLD       $0x1f, Z4, Z4
+	VPADDD       Z0, Z4, Z4
+	VPADDD       Z3, Z4, Z4
+	VCMPPS       $0x03, Z3, Z3, K2
+	VPORD        Z1, Z3, K2, Z4
+	VPSRLD       $0x10, Z4, Z4
+	VPMOVDW      Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z7, Z5
+
+bf16_3:
+	VMOVDQU16 Z5, 64(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, R11
 	JB        loop1
 
 loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
+	MOVQ R8, R9
+	ANDQ $-16, R9
+	CMPQ R10, R9
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD (DX)(R9*2), Y3
+	VPMOVZXWD   (DX)(R10*2), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VPMOVZXWD   (BX)(R10*2), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_4
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z1, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_4:
+	VMOVDQU16   Y4, (CX)(R10*2)
+	VMULPS      Z2, Z3, Z3
+	VMOVUPS     (SI)(R10*4), Z4
+	VMULPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_5
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z1, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_5:
+	VMOVDQU16 Y4, (AX)(R10*2)
+	ADDQ      $+16, R10
+	CMPQ      R10, R9
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMOVDQU16.Z (BX)(R10*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VFPCLASSPSZ $0x20, Z3, K2
+
+	// VCVTNEPS2BF16 Z3, Y4
+	LONG     $0x487ef262
+	WORD     $0xe372
+	KORTESTW K2, K2
+	JZ       bf16_6
+	VPSLLD   $0x0f, Z3, Z4
+	VPSRLD   $0x1f, Z4, Z4
+	VPADDD   Z0, Z4, Z4
+	VPADDD   Z3, Z4, Z4
+	VCMPPS   $0x03, Z3, Z3, K2
+	VPORD    Z1, Z3, K2, Z4
+	VPSRLD   $0x10, Z4, Z4
+	VPMOVDW  Z4, Y4
+
+bf16_6:
+	VMOVDQU16   Y4, K1, (CX)(R10*2)
+	VMULPS      Z2, Z3, Z2
+	VMOVUPS.Z   (SI)(R10*4), K1, Z3
+	VMULPS      Z3, Z2, Z2
+	VFPCLASSPSZ $0x20, Z2, K2
+
+	// VCVTNEPS2BF16 Z2, Y3
+	LONG     $0x487ef262
+	WORD     $0xda72
+	KORTESTW K2, K2
+	JZ       bf16_7
+	VPSLLD   $0x0f, Z2, Z3
+	VPSRLD   $0x1f, Z3, Z3
+	VPADDD   Z0, Z3, Z3
+	VPADDD   Z2, Z3, Z3
+	VCMPPS   $0x03, Z2, Z2, K2
+	VPORD    Z1, Z2, K2, Z3
+	VPSRLD   $0x10, Z3, Z3
+	VPMOVDW  Z3, Y3
+
+bf16_7:
+	VMOVDQU16 Y3, K1, (AX)(R10*2)
+
+loop1_done:
+	LEAQ (AX)(R8*2), AX
+	LEAQ (CX)(R8*2), CX
+	LEAQ (DX)(R8*2), DX
+	LEAQ (BX)(R8*2), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func avx512BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·halfnormAvx512BF16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x01, R9
+
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	CMPQ         R8, $+3903
+	JA           loop0_long
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
+	JZ           loop0s_vectors
+
+loop0s:
+	VPSLLD      $0x10, (DX)(R10*2), Z5
+	VPSLLD      $0x10, (BX)(R10*2), Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z1
+	VPANDD      (DX)(R10*2), Z0, Z5
+	VPANDD      (BX)(R10*2), Z0, Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z2
+	VPSLLD      $0x10, 64(DX)(R10*2), Z5
+	VPSLLD      $0x10, 64(BX)(R10*2), Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z3
+	VPANDD      64(DX)(R10*2), Z0, Z5
+	VPANDD      64(BX)(R10*2), Z0, Z6
+	VADDPS      Z6, Z5, Z5
+	VFMADD231PS Z5, Z5, Z4
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JB          loop0s_vector
+
+loop0s_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0s_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVDQU16.Z (BX)(R10*2), K1, Y5
+	VPMOVZXWD   Y5, Z5
+	VPSLLD      $0x10, Z5, Z5
+	VADDPS      Z5, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z1
+
+loop0s_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 3903 elements: sums in chunks
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	XORQ    R10, R10
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
+	JZ      loop0_vectors
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VPSLLD      $0x10, (DX)(R10*2), Z7
+	VPSLLD      $0x10, (BX)(R10*2), Z8
+	VADDPS      Z8, Z7, Z7
+	VFMADD231PS Z7, Z7, Z1
+	VPANDD      (DX)(R10*2), Z0, Z7
+	VPANDD      (BX)(R10*2), Z0, Z8
+	VADDPS      Z8, Z7, Z7
+	VFMADD231PS Z7, Z7, Z2
+	VPSLLD      $0x10, 64(DX)(R10*2), Z7
+	VPSLLD      $0x10, 64(BX)(R10*2), Z8
+	VADDPS      Z8, Z7, Z7
+	VFMADD231PS Z7, Z7, Z3
+	VPANDD      64(DX)(R10*2), Z0, Z7
+	VPANDD      64(BX)(R10*2), Z0, Z8
+	VADDPS      Z8, Z7, Z7
+	VFMADD231PS Z7, Z7, Z4
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
+	JB          loop0
+	TESTQ       $+4095, R10
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z6, Z6
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	TESTQ  $+262143, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Z6, Z5, Z5
+	VPXORD Z6, Z6, Z6
+
+loop0_chunk:
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z0, Z0
+	VFMADD231PS Z0, Z0, Z1
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z0, Z0
+	VFMADD231PS Z0, Z0, Z2
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Z0
+	VPSLLD      $0x10, Z0, Z0
+	VPMOVZXWD   (BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z0, Z0
+	VFMADD231PS Z0, Z0, Z3
+	ADDQ        $+16, R10
+
+loop0_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop0_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVDQU16.Z (BX)(R10*2), K1, Y7
+	VPMOVZXWD   Y7, Z7
+	VPSLLD      $0x10, Z7, Z7
+	VADDPS      Z7, Z0, Z0
+	VFMADD231PS Z0, Z0, K1, Z4
+
+loop0_done:
+	VADDPS Z2, Z1, Z1
+	VADDPS Z4, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z5, Z6, Z6
+	VADDPS Z6, Z1, Z1
+
+loop0_summed:
+	// squareSum = sum((x + f)*(x + f))
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z1
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z2
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X3, X3
+	VPMOVZXBD    X3, Z3
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z4
+	VPMULLD      Z4, Z3, Z3
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z4
+	VPADDD       Z4, Z3, Z3
+	VBROADCASTSS X0, Z0
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VPMOVZXWD  (DX)(R10*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VPMOVZXWD  (BX)(R10*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VADDPS     Z5, Z4, Z4
+	VMULPS     Z0, Z4, Z5
+	VMOVUPS    (SI)(R10*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  32(DX)(R10*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VPMOVZXWD  32(BX)(R10*2), Z7
+	VPSLLD     $0x10, Z7, Z7
+	VADDPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z4, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z1, Z7, Z7
+	VPADDD     Z4, Z7, Z7
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z7
+	VPSLLD     $0x0f, Z6, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z6, Z4, Z4
+	VCMPPS     $0x03, Z6, Z6, K2
+	VPORD      Z2, Z6, K2, Z4
+	VPERMT2W   Z4, Z3, Z7
+	VMOVDQU16  Z7, (CX)(R10*2)
+	VMULPS     Z0, Z6, Z4
+	VMOVUPS    64(SI)(R10*4), Z6
+	VMULPS     Z6, Z4, Z4
+	VPSLLD     $0x0f, Z5, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z5, Z6, Z6
+	VCMPPS     $0x03, Z5, Z5, K2
+	VPORD      Z2, Z5, K2, Z6
+	VPSLLD     $0x0f, Z4, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z1, Z5, Z5
+	VPADDD     Z4, Z5, Z5
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z5
+	VPERMT2W   Z5, Z3, Z6
+	VMOVDQU16  Z6, (AX)(R10*2)
+	VPMOVZXWD  64(DX)(R10*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VPMOVZXWD  64(BX)(R10*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VADDPS     Z5, Z4, Z4
+	VMULPS     Z0, Z4, Z5
+	VMOVUPS    128(SI)(R10*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  96(DX)(R10*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VPMOVZXWD  96(BX)(R10*2), Z7
+	VPSLLD     $0x10, Z7, Z7
+	VADDPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z4, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z1, Z7, Z7
+	VPADDD     Z4, Z7, Z7
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z7
+	VPSLLD     $0x0f, Z6, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z6, Z4, Z4
+	VCMPPS     $0x03, Z6, Z6, K2
+	VPORD      Z2, Z6, K2, Z4
+	VPERMT2W   Z4, Z3, Z7
+	VMOVDQU16  Z7, 64(CX)(R10*2)
+	VMULPS     Z0, Z6, Z4
+	VMOVUPS    192(SI)(R10*4), Z6
+	VMULPS     Z6, Z4, Z4
+	VPSLLD     $0x0f, Z5, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z5, Z6, Z6
+	VCMPPS     $0x03, Z5, Z5, K2
+	VPORD      Z2, Z5, K2, Z6
+	VPSLLD     $0x0f, Z4, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z1, Z5, Z5
+	VPADDD     Z4, Z5, Z5
+	VCMPPS     $0x03, Z4, Z4, K2
+	VPORD      Z2, Z4, K2, Z5
+	VPERMT2W   Z5, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(R10*2)
+	ADDQ       $+64, R10
+	CMPQ       R10, R11
+	JB         loop1
+
+loop1_vectors:
+	MOVQ R8, R9
+	ANDQ $-16, R9
+	CMPQ R10, R9
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD (DX)(R10*2), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VPMOVZXWD (BX)(R10*2), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VPSLLD    $0x0f, Z3, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VPMOVDW   Z4, Y4
+	VMOVDQU16 Y4, (CX)(R10*2)
+	VMULPS    Z0, Z3, Z3
+	VMOVUPS   (SI)(R10*4), Z4
+	VMULPS    Z4, Z3, Z3
+	VPSLLD    $0x0f, Z3, Z4
+	VPSRLD    $0x1f, Z4, Z4
+	VPADDD    Z1, Z4, Z4
+	VPADDD    Z3, Z4, Z4
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z2, Z3, K2, Z4
+	VPSRLD    $0x10, Z4, Z4
+	VPMOVDW   Z4, Y3
+	VMOVDQU16 Y3, (AX)(R10*2)
+	ADDQ      $+16, R10
+	CMPQ      R10, R9
+	JB        loop1_vector
+
+loop1_tail:
+	TESTQ       $0x0000000f, R8
+	JZ          loop1_done
+	VMOVDQU16.Z (DX)(R10*2), K1, Y3
+	VPMOVZXWD   Y3, Z3
+	VPSLLD      $0x10, Z3, Z3
+	VMOVDQU16.Z (BX)(R10*2), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VADDPS      Z4, Z3, Z3
+	VPSLLD      $0x0f, Z3, Z4
+	VPSRLD      $0x1f, Z4, Z4
+	VPADDD      Z1, Z4, Z4
+	VPADDD      Z3, Z4, Z4
+	VCMPPS      $0x03, Z3, Z3, K2
+	VPORD       Z2, Z3, K2, Z4
+	VPSRLD      $0x10, Z4, Z4
+	VPMOVDW     Z4, Y4
+	VMOVDQU16   Y4, K1, (CX)(R10*2)
+	VMULPS      Z0, Z3, Z0
+	VMOVUPS.Z   (SI)(R10*4), K1, Z3
+	VMULPS      Z3, Z0, Z0
+	VPSLLD      $0x0f, Z0, Z3
+	VPSRLD      $0x1f, Z3, Z3
+	VPADDD      Z1, Z3, Z3
+	VPADDD      Z0, Z3, Z3
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPORD       Z2, Z0, K2, Z3
+	VPSRLD      $0x10, Z3, Z3
+	VPMOVDW     Z3, Y0
+	VMOVDQU16   Y0, K1, (AX)(R10*2)
+
+loop1_done:
+	LEAQ (AX)(R8*2), AX
+	LEAQ (CX)(R8*2), CX
+	LEAQ (DX)(R8*2), DX
+	LEAQ (BX)(R8*2), BX
+	DECQ DI
+	JNZ  row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func avx2BF16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·halfnormAvx2BF16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
+	MOVQ h+48(FP), R8
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x01, R9
+
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	MOVL         $0xffff0000, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       X5, X5, X5
+	CMPQ         R8, $+1983
+	JA           loop0_long
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-32, R11
+	JZ           loop0s_vectors
+
+loop0s:
+	VMOVDQU     (DX)(R10*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VMOVDQU     (BX)(R10*2), Y7
+	VPSLLD      $0x10, Y7, Y7
+	VADDPS      Y7, Y6, Y6
+	VFMADD231PS Y6, Y6, Y1
+	VPAND       (DX)(R10*2), Y0, Y6
+	VPAND       (BX)(R10*2), Y0, Y7
+	VADDPS      Y7, Y6, Y6
+	VFMADD231PS Y6, Y6, Y2
+	VMOVDQU     32(DX)(R10*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VMOVDQU     32(BX)(R10*2), Y7
+	VPSLLD      $0x10, Y7, Y7
+	VADDPS      Y7, Y6, Y6
+	VFMADD231PS Y6, Y6, Y3
+	VPAND       32(DX)(R10*2), Y0, Y6
+	VPAND       32(BX)(R10*2), Y0, Y7
+	VADDPS      Y7, Y6, Y6
+	VFMADD231PS Y6, Y6, Y4
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
+	JB          loop0s
+
+loop0s_vectors:
+	MOVQ R8, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
+	JAE  loop0s_tail
+
+loop0s_vector:
+	VPMOVZXWD   (DX)(R10*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VPMOVZXWD   (BX)(R10*2), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VADDPS      Y6, Y0, Y0
+	VFMADD231PS Y0, Y0, Y1
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JB          loop0s_vector
+
+loop0s_tail:
+	CMPQ R10, R8
+	JAE  loop0s_done
+
+loop0s_element:
+	MOVWLZX     (DX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X0
+	MOVWLZX     (BX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X6
+	VADDSS      X6, X0, X0
+	VFMADD231SS X0, X0, X5
+	INCQ        R10
+	CMPQ        R10, R8
+	JB          loop0s_element
+
+loop0s_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	JMP    loop0_summed
+
+loop0_long:
+	// pass 1 for rows of more than 1983 elements: sums in chunks
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	XORQ    R10, R10
+	MOVQ    R8, R11
+	ANDQ    $-32, R11
+	JZ      loop0_vectors
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+
+loop0:
+	VMOVDQU     (DX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VMOVDQU     (BX)(R10*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VADDPS      Y9, Y8, Y8
+	VFMADD231PS Y8, Y8, Y1
+	VPAND       (DX)(R10*2), Y0, Y8
+	VPAND       (BX)(R10*2), Y0, Y9
+	VADDPS      Y9, Y8, Y8
+	VFMADD231PS Y8, Y8, Y2
+	VMOVDQU     32(DX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VMOVDQU     32(BX)(R10*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VADDPS      Y9, Y8, Y8
+	VFMADD231PS Y8, Y8, Y3
+	VPAND       32(DX)(R10*2), Y0, Y8
+	VPAND       32(BX)(R10*2), Y0, Y9
+	VADDPS      Y9, Y8, Y8
+	VFMADD231PS Y8, Y8, Y4
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
+	JB          loop0
+	TESTQ       $+2047, R10
+	JNZ         loop0_vectors
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y7, Y7
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
+
+	// 64 chunks done: the totals into the super-totals
+	VADDPS Y7, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop0_chunk:
+	MOVQ    R8, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
+	JAE     loop0_vectors
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
+	JMP     loop0
+
+loop0_vectors:
+	MOVQ        R8, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VPMOVZXWD   (BX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VADDPS      Y8, Y0, Y0
+	VFMADD231PS Y0, Y0, Y1
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VPMOVZXWD   (BX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VADDPS      Y8, Y0, Y0
+	VFMADD231PS Y0, Y0, Y2
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
+	JAE         loop0_tail
+	VPMOVZXWD   (DX)(R10*2), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VPMOVZXWD   (BX)(R10*2), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VADDPS      Y8, Y0, Y0
+	VFMADD231PS Y0, Y0, Y3
+	ADDQ        $+8, R10
+
+loop0_tail:
+	CMPQ R10, R8
+	JAE  loop0_done
+
+loop0_element:
+	MOVWLZX     (DX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X0
+	MOVWLZX     (BX)(R10*2), R11
+	SHLL        $0x10, R11
+	VMOVD       R11, X8
+	VADDSS      X8, X0, X0
+	VFMADD231SS X0, X0, X5
+	INCQ        R10
+	CMPQ        R10, R8
+	JB          loop0_element
+
+loop0_done:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y6, Y7, Y7
+	VADDPS Y7, Y1, Y1
+
+loop0_summed:
+	// squareSum = sum((x + f)*(x + f))
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VADDSS       X5, X0, X0
+
+	// invN = 1/n, n the row's length
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
+	VCVTSI2SSQ R8, X1, X2
+	VDIVSS     X2, X1, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	MOVL         $0x00007fff, R10
+	VMOVD        R10, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00400000, R10
+	VMOVD        R10, X2
+	VPBROADCASTD X2, Y2
+	VBROADCASTSS X0, Y0
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-32, R11
+	JZ           loop1_vectors
+
+loop1:
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	ADDQ       $+64, R9
+	VPMOVZXWD  (DX)(R10*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VPMOVZXWD  (BX)(R10*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	VMULPS     Y0, Y3, Y4
+	VMOVUPS    (SI)(R10*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  16(DX)(R10*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VPMOVZXWD  16(BX)(R10*2), Y6
+	VPSLLD     $0x10, Y6, Y6
+	VADDPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y3, Y6, Y6
+	VCMPPS     $0x03, Y3, Y3, Y7
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y7, Y3, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y5, Y3, Y3
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y2, Y5, Y8
+	VPBLENDVB  Y7, Y8, Y3, Y3
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, (CX)(R10*2)
+	VMULPS     Y0, Y5, Y3
+	VMOVUPS    32(SI)(R10*4), Y5
+	VMULPS     Y5, Y3, Y3
+	VPSLLD     $0x0f, Y4, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y5
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y3, Y4, Y4
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y4, Y4
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(R10*2)
+	VPMOVZXWD  32(DX)(R10*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VPMOVZXWD  32(BX)(R10*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VADDPS     Y4, Y3, Y3
+	VMULPS     Y0, Y3, Y4
+	VMOVUPS    64(SI)(R10*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  48(DX)(R10*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VPMOVZXWD  48(BX)(R10*2), Y6
+	VPSLLD     $0x10, Y6, Y6
+	VADDPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y1, Y6, Y6
+	VPADDD     Y3, Y6, Y6
+	VCMPPS     $0x03, Y3, Y3, Y7
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y7, Y3, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y5, Y3, Y3
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y2, Y5, Y8
+	VPBLENDVB  Y7, Y8, Y3, Y3
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, 32(CX)(R10*2)
+	VMULPS     Y0, Y5, Y3
+	VMOVUPS    96(SI)(R10*4), Y5
+	VMULPS     Y5, Y3, Y3
+	VPSLLD     $0x0f, Y4, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y4, Y5, Y5
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y5, Y5
+	VPSLLD     $0x0f, Y3, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y1, Y4, Y4
+	VPADDD     Y3, Y4, Y4
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y4, Y4
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(R10*2)
+	ADDQ       $+32, R10
+	CMPQ       R10, R11
+	JB         loop1
+
+loop1_vectors:
+	MOVQ R8, R9
+	ANDQ $-8, R9
+	CMPQ R10, R9
+	JAE  loop1_tail
+
+loop1_vector:
+	VPMOVZXWD (DX)(R10*2), Y3
 	VPSLLD    $0x10, Y3, Y3
-	VPMOVZXWD (BX)(R9*2), Y4
+	VPMOVZXWD (BX)(R10*2), Y4
 	VPSLLD    $0x10, Y4, Y4
 	VADDPS    Y4, Y3, Y3
 	VPSLLD    $0x0f, Y3, Y4
@@ -14276,9 +14529,9 @@ loop1_vector:
 	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (CX)(R9*2)
+	VMOVDQU   X4, (CX)(R10*2)
 	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (SI)(R9*4), Y4
+	VMOVUPS   (SI)(R10*4), Y4
 	VMULPS    Y4, Y3, Y3
 	VPSLLD    $0x0f, Y3, Y4
 	VPSRLD    $0x1f, Y4, Y4
@@ -14290,22 +14543,22 @@ loop1_vector:
 	VPSRLD    $0x10, Y4, Y4
 	VPACKUSDW Y4, Y4, Y4
 	VPERMQ    $0x08, Y4, Y4
-	VMOVDQU   X4, (AX)(R9*2)
-	ADDQ      $+8, R9
-	CMPQ      R9, R10
+	VMOVDQU   X4, (AX)(R10*2)
+	ADDQ      $+8, R10
+	CMPQ      R10, R9
 	JB        loop1_vector
 
 loop1_tail:
-	CMPQ R9, R8
+	CMPQ R10, R8
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX   (DX)(R9*2), R10
-	SHLL      $0x10, R10
-	VMOVD     R10, X3
-	MOVWLZX   (BX)(R9*2), R10
-	SHLL      $0x10, R10
-	VMOVD     R10, X4
+	MOVWLZX   (DX)(R10*2), R9
+	SHLL      $0x10, R9
+	VMOVD     R9, X3
+	MOVWLZX   (BX)(R10*2), R9
+	SHLL      $0x10, R9
+	VMOVD     R9, X4
 	VADDSS    X4, X3, X3
 	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
@@ -14314,9 +14567,9 @@ loop1_element:
 	VCMPPS    $0x03, X3, X3, X5
 	VPOR      X2, X3, X6
 	VPBLENDVB X5, X6, X4, X4
-	VPEXTRW   $0x01, X4, (CX)(R9*2)
+	VPEXTRW   $0x01, X4, (CX)(R10*2)
 	VMULSS    X0, X3, X3
-	VMOVSS    (SI)(R9*4), X4
+	VMOVSS    (SI)(R10*4), X4
 	VMULSS    X4, X3, X3
 	VPSLLD    $0x0f, X3, X4
 	VPSRLD    $0x1f, X4, X4
@@ -14325,9 +14578,9 @@ loop1_element:
 	VCMPPS    $0x03, X3, X3, X5
 	VPOR      X2, X3, X3
 	VPBLENDVB X5, X3, X4, X4
-	VPEXTRW   $0x01, X4, (AX)(R9*2)
-	INCQ      R9
-	CMPQ      R9, R8
+	VPEXTRW   $0x01, X4, (AX)(R10*2)
+	INCQ      R10
+	CMPQ      R10, R8
 	JB        loop1_element
 
 loop1_done:
@@ -14346,7 +14599,7 @@ done:
 	RET
 
 // func avx512F16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512F16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
@@ -14356,341 +14609,22 @@ TEXT ·halfnormAvx512F16AddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVQ rows+40(FP), DI
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	XORQ   R8, R8
-
-loop0:
-	VCVTPH2PS   (DX)(R8*2), Z4
-	VCVTPH2PS   (BX)(R8*2), Z5
-	VADDPS      Z5, Z4, Z4
-	VFMADD231PS Z4, Z4, Z0
-	VCVTPH2PS   32(DX)(R8*2), Z4
-	VCVTPH2PS   32(BX)(R8*2), Z5
-	VADDPS      Z5, Z4, Z4
-	VFMADD231PS Z4, Z4, Z1
-	VCVTPH2PS   64(DX)(R8*2), Z4
-	VCVTPH2PS   64(BX)(R8*2), Z5
-	VADDPS      Z5, Z4, Z4
-	VFMADD231PS Z4, Z4, Z2
-	VCVTPH2PS   96(DX)(R8*2), Z4
-	VCVTPH2PS   96(BX)(R8*2), Z5
-	VADDPS      Z5, Z4, Z4
-	VFMADD231PS Z4, Z4, Z3
-	ADDQ        $+64, R8
-	CMPQ        R8, $+4096
-	JB          loop0
-
-	// squareSum = sum((x + f)*(x + f))
-	VADDPS     Z1, Z0, Z0
-	VADDPS     Z3, Z2, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0x4e, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VSHUFF32X4 $0xb1, Z0, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0x4e, Z0, Z1
-	VADDPS     Z1, Z0, Z0
-	VPERMILPS  $0xb1, Z0, Z1
-	VADDSS     X1, X0, X0
-
-	// invN = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X0, Z0
-	XORQ         R8, R8
-
-loop1:
-	VCVTPH2PS (DX)(R8*2), Z1
-	VCVTPH2PS (BX)(R8*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, (CX)(R8*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   (SI)(R8*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, (AX)(R8*2)
-	VCVTPH2PS 32(DX)(R8*2), Z1
-	VCVTPH2PS 32(BX)(R8*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 32(CX)(R8*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   64(SI)(R8*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 32(AX)(R8*2)
-	VCVTPH2PS 64(DX)(R8*2), Z1
-	VCVTPH2PS 64(BX)(R8*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 64(CX)(R8*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   128(SI)(R8*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 64(AX)(R8*2)
-	VCVTPH2PS 96(DX)(R8*2), Z1
-	VCVTPH2PS 96(BX)(R8*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 96(CX)(R8*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   192(SI)(R8*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 96(AX)(R8*2)
-	ADDQ      $+64, R8
-	CMPQ      R8, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	ADDQ      $+8192, DX
-	ADDQ      $+8192, BX
-	DECQ      DI
-	JNZ       row
-
-done:
-	MOVQ rows+40(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, ret+48(FP)
-	VZEROUPPER
-	RET
-
-// func avx2F16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX2, F16C, FMA3
-TEXT ·halfnormAvx2F16AddRMSNorm4096(SB), NOSPLIT, $0-56
-	MOVQ dst+0(FP), AX
-	MOVQ sum+8(FP), CX
-	MOVQ x+16(FP), DX
-	MOVQ f+24(FP), BX
-	MOVQ gamma+32(FP), SI
-	MOVQ rows+40(FP), DI
-
-row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	XORQ   R8, R8
-	MOVQ   $+2048, R9
-
-loop0:
-	VCVTPH2PS   (DX)(R8*2), Y5
-	VCVTPH2PS   (BX)(R8*2), Y6
-	VADDPS      Y6, Y5, Y5
-	VFMADD231PS Y5, Y5, Y0
-	VCVTPH2PS   16(DX)(R8*2), Y5
-	VCVTPH2PS   16(BX)(R8*2), Y6
-	VADDPS      Y6, Y5, Y5
-	VFMADD231PS Y5, Y5, Y1
-	VCVTPH2PS   32(DX)(R8*2), Y5
-	VCVTPH2PS   32(BX)(R8*2), Y6
-	VADDPS      Y6, Y5, Y5
-	VFMADD231PS Y5, Y5, Y2
-	VCVTPH2PS   48(DX)(R8*2), Y5
-	VCVTPH2PS   48(BX)(R8*2), Y6
-	VADDPS      Y6, Y5, Y5
-	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R8
-	CMPQ        R8, R9
-	JB          loop0
-	CMPQ        R8, $+4096
-	JAE         loop0_blocks
-
-	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y0, Y4, Y4
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	ADDQ   $+2048, R9
-	JMP    loop0
-
-loop0_blocks:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y4, Y0, Y0
-
-	// squareSum = sum((x + f)*(x + f))
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-
-	// invN = 1/4096
-	MOVL  $0x39800000, R8
-	VMOVD R8, X1
-
-	// meanSquare = squareSum * invN
-	VMULSS X1, X0, X0
-
-	// eps = 1e-06
-	MOVL  $0x358637bd, R8
-	VMOVD R8, X1
-
-	// meanSquareEps = meanSquare + eps
-	VADDSS X1, X0, X0
-
-	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R8
-	VMOVD    R8, X1
-	VUCOMISS X1, X0
-	JA       done
-	JPS      done
-	MOVL     $0x15f79688, R8
-	VMOVD    R8, X1
-	VUCOMISS X0, X1
-	JA       done
-
-	// the constant 1
-	MOVL  $0x3f800000, R8
-	VMOVD R8, X1
-
-	// std = sqrt(meanSquareEps)
-	VSQRTSS X0, X0, X0
-
-	// rstd = 1 / std
-	VDIVSS X0, X1, X0
-
-	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
-	VBROADCASTSS X0, Y0
-	XORQ         R8, R8
-
-loop1:
-	VCVTPH2PS (DX)(R8*2), Y1
-	VCVTPH2PS (BX)(R8*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, (CX)(R8*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   (SI)(R8*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, (AX)(R8*2)
-	VCVTPH2PS 16(DX)(R8*2), Y1
-	VCVTPH2PS 16(BX)(R8*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 16(CX)(R8*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   32(SI)(R8*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 16(AX)(R8*2)
-	VCVTPH2PS 32(DX)(R8*2), Y1
-	VCVTPH2PS 32(BX)(R8*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 32(CX)(R8*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   64(SI)(R8*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 32(AX)(R8*2)
-	VCVTPH2PS 48(DX)(R8*2), Y1
-	VCVTPH2PS 48(BX)(R8*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 48(CX)(R8*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   96(SI)(R8*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 48(AX)(R8*2)
-	ADDQ      $+32, R8
-	CMPQ      R8, $+4096
-	JB        loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	ADDQ      $+8192, DX
-	ADDQ      $+8192, BX
-	DECQ      DI
-	JNZ       row
-
-done:
-	MOVQ rows+40(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, ret+48(FP)
-	VZEROUPPER
-	RET
-
-// func avx512F16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
-TEXT ·halfnormAvx512F16AddRMSNormAny(SB), NOSPLIT, $0-64
-	MOVQ  dst+0(FP), AX
-	MOVQ  sum+8(FP), CX
-	MOVQ  x+16(FP), DX
-	MOVQ  f+24(FP), BX
-	MOVQ  gamma+32(FP), SI
-	MOVQ  rows+40(FP), DI
-	MOVQ  h+48(FP), R8
-	MOVL  R8, R9
-	ANDL  $0x0f, R9
-	XORL  R10, R10
-	BTSL  R9, R10
-	DECL  R10
-	KMOVW R10, K1
-
-row:
-	// pass 1 over the row: s = x + f; squareSum += s*s
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	CMPQ   R8, $+3903
-	JA     loop0_long
 	XORQ   R9, R9
-	MOVQ   R8, R10
-	ANDQ   $-64, R10
-	JZ     loop0s_vectors
 
-loop0s:
+loop0:
 	VCVTPH2PS   (DX)(R9*2), Z4
 	VCVTPH2PS   (BX)(R9*2), Z5
 	VADDPS      Z5, Z4, Z4
@@ -14708,30 +14642,382 @@ loop0s:
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z3
 	ADDQ        $+64, R9
+	CMPQ        R9, $+4096
+	JB          loop0
+
+	// squareSum = sum((x + f)*(x + f))
+	VADDPS     Z1, Z0, Z0
+	VADDPS     Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x4e, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0xb1, Z0, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0x4e, Z0, Z1
+	VADDPS     Z1, Z0, Z0
+	VPERMILPS  $0xb1, Z0, Z1
+	VADDSS     X1, X0, X0
+
+	// invN = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	VBROADCASTSS X0, Z0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 64(DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	PREFETCHT1 64(BX)(R8*1)
+	ADDQ       $+128, R8
+	VCVTPH2PS  (DX)(R9*2), Z1
+	VCVTPH2PS  (BX)(R9*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, (CX)(R9*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, (AX)(R9*2)
+	VCVTPH2PS  32(DX)(R9*2), Z1
+	VCVTPH2PS  32(BX)(R9*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 32(CX)(R9*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 32(AX)(R9*2)
+	VCVTPH2PS  64(DX)(R9*2), Z1
+	VCVTPH2PS  64(BX)(R9*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 64(CX)(R9*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 64(AX)(R9*2)
+	VCVTPH2PS  96(DX)(R9*2), Z1
+	VCVTPH2PS  96(BX)(R9*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 96(CX)(R9*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R9*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 96(AX)(R9*2)
+	ADDQ       $+64, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx2F16AddRMSNorm4096(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int) int
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
+TEXT ·halfnormAvx2F16AddRMSNorm4096(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ sum+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ f+24(FP), BX
+	MOVQ gamma+32(FP), SI
+	MOVQ rows+40(FP), DI
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R8
+	DECQ    R8
+	MOVQ    $0x00000001, R9
+	CMPQ    R8, R9
+	CMOVQGT R9, R8
+	IMUL3Q  $+8192, R8, R8
+
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	XORQ   R9, R9
+	MOVQ   $+2048, R10
+
+loop0:
+	VCVTPH2PS   (DX)(R9*2), Y5
+	VCVTPH2PS   (BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	VCVTPH2PS   16(DX)(R9*2), Y5
+	VCVTPH2PS   16(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y1
+	VCVTPH2PS   32(DX)(R9*2), Y5
+	VCVTPH2PS   32(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y2
+	VCVTPH2PS   48(DX)(R9*2), Y5
+	VCVTPH2PS   48(BX)(R9*2), Y6
+	VADDPS      Y6, Y5, Y5
+	VFMADD231PS Y5, Y5, Y3
+	ADDQ        $+32, R9
 	CMPQ        R9, R10
+	JB          loop0
+	CMPQ        R9, $+4096
+	JAE         loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y0, Y4, Y4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VADDPS Y4, Y0, Y0
+
+	// squareSum = sum((x + f)*(x + f))
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+	// invN = 1/4096
+	MOVL  $0x39800000, R9
+	VMOVD R9, X1
+
+	// meanSquare = squareSum * invN
+	VMULSS X1, X0, X0
+
+	// eps = 1e-06
+	MOVL  $0x358637bd, R9
+	VMOVD R9, X1
+
+	// meanSquareEps = meanSquare + eps
+	VADDSS X1, X0, X0
+
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0x15f79688, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
+
+	// the constant 1
+	MOVL  $0x3f800000, R9
+	VMOVD R9, X1
+
+	// std = sqrt(meanSquareEps)
+	VSQRTSS X0, X0, X0
+
+	// rstd = 1 / std
+	VDIVSS X0, X1, X0
+
+	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
+	VBROADCASTSS X0, Y0
+	XORQ         R9, R9
+
+loop1:
+	PREFETCHT1 (DX)(R8*1)
+	PREFETCHT1 (BX)(R8*1)
+	ADDQ       $+64, R8
+	VCVTPH2PS  (DX)(R9*2), Y1
+	VCVTPH2PS  (BX)(R9*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, (CX)(R9*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, (AX)(R9*2)
+	VCVTPH2PS  16(DX)(R9*2), Y1
+	VCVTPH2PS  16(BX)(R9*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 16(CX)(R9*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 16(AX)(R9*2)
+	VCVTPH2PS  32(DX)(R9*2), Y1
+	VCVTPH2PS  32(BX)(R9*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 32(CX)(R9*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 32(AX)(R9*2)
+	VCVTPH2PS  48(DX)(R9*2), Y1
+	VCVTPH2PS  48(BX)(R9*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 48(CX)(R9*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R9*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 48(AX)(R9*2)
+	ADDQ       $+32, R9
+	CMPQ       R9, $+4096
+	JB         loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	ADDQ       $+8192, DX
+	ADDQ       $+8192, BX
+	DECQ       DI
+	JNZ        row
+
+done:
+	MOVQ rows+40(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx512F16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·halfnormAvx512F16AddRMSNormAny(SB), NOSPLIT, $0-64
+	MOVQ  dst+0(FP), AX
+	MOVQ  sum+8(FP), CX
+	MOVQ  x+16(FP), DX
+	MOVQ  f+24(FP), BX
+	MOVQ  gamma+32(FP), SI
+	MOVQ  rows+40(FP), DI
+	MOVQ  h+48(FP), R8
+	MOVL  R8, R9
+	ANDL  $0x0f, R9
+	XORL  R10, R10
+	BTSL  R9, R10
+	DECL  R10
+	KMOVW R10, K1
+
+row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x01, R9
+
+	// pass 1 over the row: s = x + f; squareSum += s*s
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   R8, $+3903
+	JA     loop0_long
+	XORQ   R10, R10
+	MOVQ   R8, R11
+	ANDQ   $-64, R11
+	JZ     loop0s_vectors
+
+loop0s:
+	VCVTPH2PS   (DX)(R10*2), Z4
+	VCVTPH2PS   (BX)(R10*2), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	VCVTPH2PS   32(DX)(R10*2), Z4
+	VCVTPH2PS   32(BX)(R10*2), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	VCVTPH2PS   64(DX)(R10*2), Z4
+	VCVTPH2PS   64(BX)(R10*2), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z2
+	VCVTPH2PS   96(DX)(R10*2), Z4
+	VCVTPH2PS   96(BX)(R10*2), Z5
+	VADDPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z3
+	ADDQ        $+64, R10
+	CMPQ        R10, R11
 	JB          loop0s
 
 loop0s_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
+	MOVQ R8, R11
+	ANDQ $-16, R11
+	CMPQ R10, R11
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VCVTPH2PS   (DX)(R9*2), Z4
-	VCVTPH2PS   (BX)(R9*2), Z5
+	VCVTPH2PS   (DX)(R10*2), Z4
+	VCVTPH2PS   (BX)(R10*2), Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, Z0
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
 	JB          loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0s_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y4
+	VMOVDQU16.Z (DX)(R10*2), K1, Y4
 	VCVTPH2PS   Y4, Z4
-	VMOVDQU16.Z (BX)(R9*2), K1, Y5
+	VMOVDQU16.Z (BX)(R10*2), K1, Y5
 	VCVTPH2PS   Y5, Z5
 	VADDPS      Z5, Z4, Z4
 	VFMADD231PS Z4, Z4, K1, Z0
@@ -14746,35 +15032,35 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
+	XORQ    R10, R10
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
 	JZ      loop0_vectors
-	MOVQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
+	MOVQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
-	VCVTPH2PS   (DX)(R9*2), Z6
-	VCVTPH2PS   (BX)(R9*2), Z7
+	VCVTPH2PS   (DX)(R10*2), Z6
+	VCVTPH2PS   (BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z0
-	VCVTPH2PS   32(DX)(R9*2), Z6
-	VCVTPH2PS   32(BX)(R9*2), Z7
+	VCVTPH2PS   32(DX)(R10*2), Z6
+	VCVTPH2PS   32(BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z1
-	VCVTPH2PS   64(DX)(R9*2), Z6
-	VCVTPH2PS   64(BX)(R9*2), Z7
+	VCVTPH2PS   64(DX)(R10*2), Z6
+	VCVTPH2PS   64(BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z2
-	VCVTPH2PS   96(DX)(R9*2), Z6
-	VCVTPH2PS   96(BX)(R9*2), Z7
+	VCVTPH2PS   96(DX)(R10*2), Z6
+	VCVTPH2PS   96(BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z3
-	ADDQ        $+64, R9
-	CMPQ        R9, R11
+	ADDQ        $+64, R10
+	CMPQ        R10, R12
 	JB          loop0
-	TESTQ       $+4095, R9
+	TESTQ       $+4095, R10
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -14786,7 +15072,7 @@ loop0:
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	TESTQ  $+262143, R9
+	TESTQ  $+262143, R10
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -14794,46 +15080,46 @@ loop0:
 	VPXORD Z5, Z5, Z5
 
 loop0_chunk:
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
-	CMPQ    R9, R10
+	MOVQ    R8, R11
+	ANDQ    $-64, R11
+	CMPQ    R10, R11
 	JAE     loop0_vectors
-	ADDQ    $+4096, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
+	ADDQ    $+4096, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ        R8, R10
-	ANDQ        $-16, R10
-	CMPQ        R9, R10
+	MOVQ        R8, R11
+	ANDQ        $-16, R11
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Z6
-	VCVTPH2PS   (BX)(R9*2), Z7
+	VCVTPH2PS   (DX)(R10*2), Z6
+	VCVTPH2PS   (BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z0
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Z6
-	VCVTPH2PS   (BX)(R9*2), Z7
+	VCVTPH2PS   (DX)(R10*2), Z6
+	VCVTPH2PS   (BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z1
-	ADDQ        $+16, R9
-	CMPQ        R9, R10
+	ADDQ        $+16, R10
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Z6
-	VCVTPH2PS   (BX)(R9*2), Z7
+	VCVTPH2PS   (DX)(R10*2), Z6
+	VCVTPH2PS   (BX)(R10*2), Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, Z2
-	ADDQ        $+16, R9
+	ADDQ        $+16, R10
 
 loop0_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y6
+	VMOVDQU16.Z (DX)(R10*2), K1, Y6
 	VCVTPH2PS   Y6, Z6
-	VMOVDQU16.Z (BX)(R9*2), K1, Y7
+	VMOVDQU16.Z (BX)(R10*2), K1, Y7
 	VCVTPH2PS   Y7, Z7
 	VADDPS      Z7, Z6, Z6
 	VFMADD231PS Z6, Z6, K1, Z3
@@ -14857,8 +15143,8 @@ loop0_summed:
 	VADDSS     X1, X0, X0
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -14866,26 +15152,26 @@ loop0_summed:
 	VMULSS X1, X0, X0
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -14895,92 +15181,97 @@ loop0_summed:
 
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Z0
-	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-64, R10
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-64, R11
 	JZ           loop1_vectors
 
 loop1:
-	VCVTPH2PS (DX)(R9*2), Z1
-	VCVTPH2PS (BX)(R9*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, (CX)(R9*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   (SI)(R9*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, (AX)(R9*2)
-	VCVTPH2PS 32(DX)(R9*2), Z1
-	VCVTPH2PS 32(BX)(R9*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 32(CX)(R9*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   64(SI)(R9*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 32(AX)(R9*2)
-	VCVTPH2PS 64(DX)(R9*2), Z1
-	VCVTPH2PS 64(BX)(R9*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 64(CX)(R9*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   128(SI)(R9*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 64(AX)(R9*2)
-	VCVTPH2PS 96(DX)(R9*2), Z1
-	VCVTPH2PS 96(BX)(R9*2), Z2
-	VADDPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, 96(CX)(R9*2)
-	VMULPS    Z0, Z1, Z1
-	VMOVUPS   192(SI)(R9*4), Z2
-	VMULPS    Z2, Z1, Z1
-	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, 96(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, R10
-	JB        loop1
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 64(DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	PREFETCHT1 64(BX)(R9*1)
+	ADDQ       $+128, R9
+	VCVTPH2PS  (DX)(R10*2), Z1
+	VCVTPH2PS  (BX)(R10*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, (CX)(R10*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    (SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, (AX)(R10*2)
+	VCVTPH2PS  32(DX)(R10*2), Z1
+	VCVTPH2PS  32(BX)(R10*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 32(CX)(R10*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    64(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 32(AX)(R10*2)
+	VCVTPH2PS  64(DX)(R10*2), Z1
+	VCVTPH2PS  64(BX)(R10*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 64(CX)(R10*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    128(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 64(AX)(R10*2)
+	VCVTPH2PS  96(DX)(R10*2), Z1
+	VCVTPH2PS  96(BX)(R10*2), Z2
+	VADDPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y2
+	VMOVDQU16  Y2, 96(CX)(R10*2)
+	VMULPS     Z0, Z1, Z1
+	VMOVUPS    192(SI)(R10*4), Z2
+	VMULPS     Z2, Z1, Z1
+	VCVTPS2PH  $0x00, Z1, Y1
+	VMOVDQU16  Y1, 96(AX)(R10*2)
+	ADDQ       $+64, R10
+	CMPQ       R10, R11
+	JB         loop1
 
 loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-16, R10
-	CMPQ R9, R10
+	MOVQ R8, R9
+	ANDQ $-16, R9
+	CMPQ R10, R9
 	JAE  loop1_tail
 
 loop1_vector:
-	VCVTPH2PS (DX)(R9*2), Z1
-	VCVTPH2PS (BX)(R9*2), Z2
+	VCVTPH2PS (DX)(R10*2), Z1
+	VCVTPH2PS (BX)(R10*2), Z2
 	VADDPS    Z2, Z1, Z1
 	VCVTPS2PH $0x00, Z1, Y2
-	VMOVDQU16 Y2, (CX)(R9*2)
+	VMOVDQU16 Y2, (CX)(R10*2)
 	VMULPS    Z0, Z1, Z1
-	VMOVUPS   (SI)(R9*4), Z2
+	VMOVUPS   (SI)(R10*4), Z2
 	VMULPS    Z2, Z1, Z1
 	VCVTPS2PH $0x00, Z1, Y1
-	VMOVDQU16 Y1, (AX)(R9*2)
-	ADDQ      $+16, R9
-	CMPQ      R9, R10
+	VMOVDQU16 Y1, (AX)(R10*2)
+	ADDQ      $+16, R10
+	CMPQ      R10, R9
 	JB        loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop1_done
-	VMOVDQU16.Z (DX)(R9*2), K1, Y1
+	VMOVDQU16.Z (DX)(R10*2), K1, Y1
 	VCVTPH2PS   Y1, Z1
-	VMOVDQU16.Z (BX)(R9*2), K1, Y2
+	VMOVDQU16.Z (BX)(R10*2), K1, Y2
 	VCVTPH2PS   Y2, Z2
 	VADDPS      Z2, Z1, Z1
 	VCVTPS2PH   $0x00, Z1, Y2
-	VMOVDQU16   Y2, K1, (CX)(R9*2)
+	VMOVDQU16   Y2, K1, (CX)(R10*2)
 	VMULPS      Z0, Z1, Z0
-	VMOVUPS.Z   (SI)(R9*4), K1, Z1
+	VMOVUPS.Z   (SI)(R10*4), K1, Z1
 	VMULPS      Z1, Z0, Z0
 	VCVTPS2PH   $0x00, Z0, Y0
-	VMOVDQU16   Y0, K1, (AX)(R9*2)
+	VMOVDQU16   Y0, K1, (AX)(R10*2)
 
 loop1_done:
 	LEAQ (AX)(R8*2), AX
@@ -14998,7 +15289,7 @@ done:
 	RET
 
 // func avx2F16AddRMSNormAny(dst *uint16, sum *uint16, x *uint16, f *uint16, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, F16C, FMA3
+// Requires: AVX, AVX2, CMOV, F16C, FMA3, MMX+
 TEXT ·halfnormAvx2F16AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ sum+8(FP), CX
@@ -15009,6 +15300,15 @@ TEXT ·halfnormAvx2F16AddRMSNormAny(SB), NOSPLIT, $0-64
 	MOVQ h+48(FP), R8
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    DI, R9
+	DECQ    R9
+	MOVQ    $0x00000001, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMULQ   R8, R9
+	SHLQ    $0x01, R9
+
 	// pass 1 over the row: s = x + f; squareSum += s*s
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -15017,62 +15317,62 @@ row:
 	VXORPS X4, X4, X4
 	CMPQ   R8, $+1983
 	JA     loop0_long
-	XORQ   R9, R9
-	MOVQ   R8, R10
-	ANDQ   $-32, R10
+	XORQ   R10, R10
+	MOVQ   R8, R11
+	ANDQ   $-32, R11
 	JZ     loop0s_vectors
 
 loop0s:
-	VCVTPH2PS   (DX)(R9*2), Y5
-	VCVTPH2PS   (BX)(R9*2), Y6
+	VCVTPH2PS   (DX)(R10*2), Y5
+	VCVTPH2PS   (BX)(R10*2), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
-	VCVTPH2PS   16(DX)(R9*2), Y5
-	VCVTPH2PS   16(BX)(R9*2), Y6
+	VCVTPH2PS   16(DX)(R10*2), Y5
+	VCVTPH2PS   16(BX)(R10*2), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y1
-	VCVTPH2PS   32(DX)(R9*2), Y5
-	VCVTPH2PS   32(BX)(R9*2), Y6
+	VCVTPH2PS   32(DX)(R10*2), Y5
+	VCVTPH2PS   32(BX)(R10*2), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y2
-	VCVTPH2PS   48(DX)(R9*2), Y5
-	VCVTPH2PS   48(BX)(R9*2), Y6
+	VCVTPH2PS   48(DX)(R10*2), Y5
+	VCVTPH2PS   48(BX)(R10*2), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y3
-	ADDQ        $+32, R9
-	CMPQ        R9, R10
+	ADDQ        $+32, R10
+	CMPQ        R10, R11
 	JB          loop0s
 
 loop0s_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
+	MOVQ R8, R11
+	ANDQ $-8, R11
+	CMPQ R10, R11
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VCVTPH2PS   (DX)(R9*2), Y5
-	VCVTPH2PS   (BX)(R9*2), Y6
+	VCVTPH2PS   (DX)(R10*2), Y5
+	VCVTPH2PS   (BX)(R10*2), Y6
 	VADDPS      Y6, Y5, Y5
 	VFMADD231PS Y5, Y5, Y0
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
 	JB          loop0s_vector
 
 loop0s_tail:
-	CMPQ R9, R8
+	CMPQ R10, R8
 	JAE  loop0s_done
 
 loop0s_element:
-	MOVWLZX     (DX)(R9*2), R10
-	VMOVD       R10, X5
+	MOVWLZX     (DX)(R10*2), R11
+	VMOVD       R11, X5
 	VCVTPH2PS   X5, X5
-	MOVWLZX     (BX)(R9*2), R10
-	VMOVD       R10, X6
+	MOVWLZX     (BX)(R10*2), R11
+	VMOVD       R11, X6
 	VCVTPH2PS   X6, X6
 	VADDSS      X6, X5, X5
 	VFMADD231SS X5, X5, X4
-	INCQ        R9
-	CMPQ        R9, R8
+	INCQ        R10
+	CMPQ        R10, R8
 	JB          loop0s_element
 
 loop0s_done:
@@ -15085,35 +15385,35 @@ loop0_long:
 	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-32, R10
+	XORQ    R10, R10
+	MOVQ    R8, R11
+	ANDQ    $-32, R11
 	JZ      loop0_vectors
-	MOVQ    $+2048, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
+	MOVQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 
 loop0:
-	VCVTPH2PS   (DX)(R9*2), Y7
-	VCVTPH2PS   (BX)(R9*2), Y8
+	VCVTPH2PS   (DX)(R10*2), Y7
+	VCVTPH2PS   (BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y0
-	VCVTPH2PS   16(DX)(R9*2), Y7
-	VCVTPH2PS   16(BX)(R9*2), Y8
+	VCVTPH2PS   16(DX)(R10*2), Y7
+	VCVTPH2PS   16(BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y1
-	VCVTPH2PS   32(DX)(R9*2), Y7
-	VCVTPH2PS   32(BX)(R9*2), Y8
+	VCVTPH2PS   32(DX)(R10*2), Y7
+	VCVTPH2PS   32(BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y2
-	VCVTPH2PS   48(DX)(R9*2), Y7
-	VCVTPH2PS   48(BX)(R9*2), Y8
+	VCVTPH2PS   48(DX)(R10*2), Y7
+	VCVTPH2PS   48(BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y3
-	ADDQ        $+32, R9
-	CMPQ        R9, R11
+	ADDQ        $+32, R10
+	CMPQ        R10, R12
 	JB          loop0
-	TESTQ       $+2047, R9
+	TESTQ       $+2047, R10
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -15125,7 +15425,7 @@ loop0:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	TESTQ  $+131071, R9
+	TESTQ  $+131071, R10
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -15133,55 +15433,55 @@ loop0:
 	VXORPS Y6, Y6, Y6
 
 loop0_chunk:
-	MOVQ    R8, R10
-	ANDQ    $-32, R10
-	CMPQ    R9, R10
+	MOVQ    R8, R11
+	ANDQ    $-32, R11
+	CMPQ    R10, R11
 	JAE     loop0_vectors
-	ADDQ    $+2048, R11
-	CMPQ    R11, R10
-	CMOVQGT R10, R11
+	ADDQ    $+2048, R12
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ        R8, R10
-	ANDQ        $-8, R10
-	CMPQ        R9, R10
+	MOVQ        R8, R11
+	ANDQ        $-8, R11
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Y7
-	VCVTPH2PS   (BX)(R9*2), Y8
+	VCVTPH2PS   (DX)(R10*2), Y7
+	VCVTPH2PS   (BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y0
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Y7
-	VCVTPH2PS   (BX)(R9*2), Y8
+	VCVTPH2PS   (DX)(R10*2), Y7
+	VCVTPH2PS   (BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y1
-	ADDQ        $+8, R9
-	CMPQ        R9, R10
+	ADDQ        $+8, R10
+	CMPQ        R10, R11
 	JAE         loop0_tail
-	VCVTPH2PS   (DX)(R9*2), Y7
-	VCVTPH2PS   (BX)(R9*2), Y8
+	VCVTPH2PS   (DX)(R10*2), Y7
+	VCVTPH2PS   (BX)(R10*2), Y8
 	VADDPS      Y8, Y7, Y7
 	VFMADD231PS Y7, Y7, Y2
-	ADDQ        $+8, R9
+	ADDQ        $+8, R10
 
 loop0_tail:
-	CMPQ R9, R8
+	CMPQ R10, R8
 	JAE  loop0_done
 
 loop0_element:
-	MOVWLZX     (DX)(R9*2), R10
-	VMOVD       R10, X7
+	MOVWLZX     (DX)(R10*2), R11
+	VMOVD       R11, X7
 	VCVTPH2PS   X7, X7
-	MOVWLZX     (BX)(R9*2), R10
-	VMOVD       R10, X8
+	MOVWLZX     (BX)(R10*2), R11
+	VMOVD       R11, X8
 	VCVTPH2PS   X8, X8
 	VADDSS      X8, X7, X7
 	VFMADD231SS X7, X7, X4
-	INCQ        R9
-	CMPQ        R9, R8
+	INCQ        R10
+	CMPQ        R10, R8
 	JB          loop0_element
 
 loop0_done:
@@ -15202,8 +15502,8 @@ loop0_summed:
 	VADDSS       X4, X0, X0
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R9
-	VMOVD      R9, X1
+	MOVL       $0x3f800000, R10
+	VMOVD      R10, X1
 	VCVTSI2SSQ R8, X1, X2
 	VDIVSS     X2, X1, X1
 
@@ -15211,26 +15511,26 @@ loop0_summed:
 	VMULSS X1, X0, X0
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, R9
-	VMOVD R9, X1
+	MOVL  $0x358637bd, R10
+	VMOVD R10, X1
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X1
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X1
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X1
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X1
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -15240,98 +15540,101 @@ loop0_summed:
 
 	// pass 2 over the row: s = x + f; sum = s; dst = s*rstd*gamma
 	VBROADCASTSS X0, Y0
-	XORQ         R9, R9
-	MOVQ         R8, R10
-	ANDQ         $-32, R10
+	XORQ         R10, R10
+	MOVQ         R8, R11
+	ANDQ         $-32, R11
 	JZ           loop1_vectors
 
 loop1:
-	VCVTPH2PS (DX)(R9*2), Y1
-	VCVTPH2PS (BX)(R9*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, (CX)(R9*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   (SI)(R9*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, (AX)(R9*2)
-	VCVTPH2PS 16(DX)(R9*2), Y1
-	VCVTPH2PS 16(BX)(R9*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 16(CX)(R9*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   32(SI)(R9*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 16(AX)(R9*2)
-	VCVTPH2PS 32(DX)(R9*2), Y1
-	VCVTPH2PS 32(BX)(R9*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 32(CX)(R9*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   64(SI)(R9*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 32(AX)(R9*2)
-	VCVTPH2PS 48(DX)(R9*2), Y1
-	VCVTPH2PS 48(BX)(R9*2), Y2
-	VADDPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, 48(CX)(R9*2)
-	VMULPS    Y0, Y1, Y1
-	VMOVUPS   96(SI)(R9*4), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, 48(AX)(R9*2)
-	ADDQ      $+32, R9
-	CMPQ      R9, R10
-	JB        loop1
+	PREFETCHT1 (DX)(R9*1)
+	PREFETCHT1 (BX)(R9*1)
+	ADDQ       $+64, R9
+	VCVTPH2PS  (DX)(R10*2), Y1
+	VCVTPH2PS  (BX)(R10*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, (CX)(R10*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    (SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, (AX)(R10*2)
+	VCVTPH2PS  16(DX)(R10*2), Y1
+	VCVTPH2PS  16(BX)(R10*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 16(CX)(R10*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    32(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 16(AX)(R10*2)
+	VCVTPH2PS  32(DX)(R10*2), Y1
+	VCVTPH2PS  32(BX)(R10*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 32(CX)(R10*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    64(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 32(AX)(R10*2)
+	VCVTPH2PS  48(DX)(R10*2), Y1
+	VCVTPH2PS  48(BX)(R10*2), Y2
+	VADDPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X2
+	VMOVDQU    X2, 48(CX)(R10*2)
+	VMULPS     Y0, Y1, Y1
+	VMOVUPS    96(SI)(R10*4), Y2
+	VMULPS     Y2, Y1, Y1
+	VCVTPS2PH  $0x00, Y1, X1
+	VMOVDQU    X1, 48(AX)(R10*2)
+	ADDQ       $+32, R10
+	CMPQ       R10, R11
+	JB         loop1
 
 loop1_vectors:
-	MOVQ R8, R10
-	ANDQ $-8, R10
-	CMPQ R9, R10
+	MOVQ R8, R9
+	ANDQ $-8, R9
+	CMPQ R10, R9
 	JAE  loop1_tail
 
 loop1_vector:
-	VCVTPH2PS (DX)(R9*2), Y1
-	VCVTPH2PS (BX)(R9*2), Y2
+	VCVTPH2PS (DX)(R10*2), Y1
+	VCVTPH2PS (BX)(R10*2), Y2
 	VADDPS    Y2, Y1, Y1
 	VCVTPS2PH $0x00, Y1, X2
-	VMOVDQU   X2, (CX)(R9*2)
+	VMOVDQU   X2, (CX)(R10*2)
 	VMULPS    Y0, Y1, Y1
-	VMOVUPS   (SI)(R9*4), Y2
+	VMOVUPS   (SI)(R10*4), Y2
 	VMULPS    Y2, Y1, Y1
 	VCVTPS2PH $0x00, Y1, X1
-	VMOVDQU   X1, (AX)(R9*2)
-	ADDQ      $+8, R9
-	CMPQ      R9, R10
+	VMOVDQU   X1, (AX)(R10*2)
+	ADDQ      $+8, R10
+	CMPQ      R10, R9
 	JB        loop1_vector
 
 loop1_tail:
-	CMPQ R9, R8
+	CMPQ R10, R8
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX   (DX)(R9*2), R10
-	VMOVD     R10, X1
+	MOVWLZX   (DX)(R10*2), R9
+	VMOVD     R9, X1
 	VCVTPH2PS X1, X1
-	MOVWLZX   (BX)(R9*2), R10
-	VMOVD     R10, X2
+	MOVWLZX   (BX)(R10*2), R9
+	VMOVD     R9, X2
 	VCVTPH2PS X2, X2
 	VADDSS    X2, X1, X1
 	VCVTPS2PH $0x00, X1, X2
-	VPEXTRW   $0x00, X2, (CX)(R9*2)
+	VPEXTRW   $0x00, X2, (CX)(R10*2)
 	VMULSS    X0, X1, X1
-	VMOVSS    (SI)(R9*4), X2
+	VMOVSS    (SI)(R10*4), X2
 	VMULSS    X2, X1, X1
 	VCVTPS2PH $0x00, X1, X1
-	VPEXTRW   $0x00, X1, (AX)(R9*2)
-	INCQ      R9
-	CMPQ      R9, R8
+	VPEXTRW   $0x00, X1, (AX)(R10*2)
+	INCQ      R10
+	CMPQ      R10, R8
 	JB        loop1_element
 
 loop1_done:
@@ -20465,7 +20768,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrainAny(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormTrainAny(SB), NOSPLIT, $0-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
@@ -20483,14 +20786,23 @@ TEXT ·halfnormAvx512bf16BF16LayerNormTrainAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
+	MOVWLZX (BX), R11
+	SHLL    $0x10, R11
+	VMOVD   R11, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z1
+	MOVL         $0xffff0000, R11
+	VPBROADCASTD R11, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -20498,47 +20810,47 @@ row:
 	VPXORD       Z5, Z5, Z5
 	CMPQ         R9, $+3903
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VPSLLD $0x10, (BX)(R10*2), Z6
+	VPSLLD $0x10, (BX)(R11*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (BX)(R10*2), Z1, Z6
+	VPANDD (BX)(R11*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R10*2), Z6
+	VPSLLD $0x10, 64(BX)(R11*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(BX)(R10*2), Z1, Z6
+	VPANDD 64(BX)(R11*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R10
-	CMPQ   R10, R11
+	ADDQ   $+64, R11
+	CMPQ   R11, R12
 	JB     loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JB        loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0s_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -20554,31 +20866,31 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z8, Z8, Z8
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop0_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VPSLLD $0x10, (BX)(R10*2), Z9
+	VPSLLD $0x10, (BX)(R11*2), Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z2, Z2
-	VPANDD (BX)(R10*2), Z1, Z9
+	VPANDD (BX)(R11*2), Z1, Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R10*2), Z9
+	VPSLLD $0x10, 64(BX)(R11*2), Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z4, Z4
-	VPANDD 64(BX)(R10*2), Z1, Z9
+	VPANDD 64(BX)(R11*2), Z1, Z9
 	VSUBPS Z0, Z9, Z9
 	VADDPS Z9, Z5, Z5
-	ADDQ   $+64, R10
-	CMPQ   R10, R12
+	ADDQ   $+64, R11
+	CMPQ   R11, R13
 	JB     loop0
-	TESTQ  $+4095, R10
+	TESTQ  $+4095, R11
 	JNZ    loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -20590,7 +20902,7 @@ loop0:
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -20598,44 +20910,44 @@ loop0:
 	VPXORD Z8, Z8, Z8
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      R9, R11
-	ANDQ      $-16, R11
-	CMPQ      R10, R11
+	MOVQ      R9, R12
+	ANDQ      $-16, R12
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z3, Z3
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z4, Z4
-	ADDQ      $+16, R10
+	ADDQ      $+16, R11
 
 loop0_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -20660,8 +20972,8 @@ loop0_summed:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X2
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -20672,8 +20984,8 @@ loop0_summed:
 	VADDSS X1, X0, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z0
+	MOVL         $0xffff0000, R11
+	VPBROADCASTD R11, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -20685,52 +20997,54 @@ loop0_summed:
 	VPXORD       Z11, Z11, Z11
 	CMPQ         R9, $+3903
 	JA           loop1_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (BX)(R10*2), Z12
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VPSLLD      $0x10, (BX)(R11*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z3, Z3
 	VFMADD231PS Z12, Z12, Z8
-	VPANDD      (BX)(R10*2), Z0, Z12
+	VPANDD      (BX)(R11*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z4, Z4
 	VFMADD231PS Z12, Z12, Z9
-	VPSLLD      $0x10, 64(BX)(R10*2), Z12
+	VPSLLD      $0x10, 64(BX)(R11*2), Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z5, Z5
 	VFMADD231PS Z12, Z12, Z10
-	VPANDD      64(BX)(R10*2), Z0, Z12
+	VPANDD      64(BX)(R11*2), Z0, Z12
 	VSUBPS      Z1, Z12, Z12
 	VADDPS      Z12, Z6, Z6
 	VFMADD231PS Z12, Z12, Z11
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (BX)(R10*2), Z0
+	VPMOVZXWD   (BX)(R11*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z3, Z3
 	VFMADD231PS Z0, Z0, Z8
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop1s_vector
 
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y0
+	VMOVDQU16.Z (BX)(R11*2), K1, Y0
 	VPMOVZXWD   Y0, Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
@@ -20752,35 +21066,37 @@ loop1_long:
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop1_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VPSLLD      $0x10, (BX)(R10*2), Z16
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VPSLLD      $0x10, (BX)(R11*2), Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z3, Z3
 	VFMADD231PS Z16, Z16, Z8
-	VPANDD      (BX)(R10*2), Z0, Z16
+	VPANDD      (BX)(R11*2), Z0, Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z4, Z4
 	VFMADD231PS Z16, Z16, Z9
-	VPSLLD      $0x10, 64(BX)(R10*2), Z16
+	VPSLLD      $0x10, 64(BX)(R11*2), Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z5, Z5
 	VFMADD231PS Z16, Z16, Z10
-	VPANDD      64(BX)(R10*2), Z0, Z16
+	VPANDD      64(BX)(R11*2), Z0, Z16
 	VSUBPS      Z1, Z16, Z16
 	VADDPS      Z16, Z6, Z6
 	VFMADD231PS Z16, Z16, Z11
-	ADDQ        $+64, R10
-	CMPQ        R10, R12
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
 	JB          loop1
-	TESTQ       $+4095, R10
+	TESTQ       $+4095, R11
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -20800,7 +21116,7 @@ loop1:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -20810,47 +21126,47 @@ loop1:
 	VPXORD Z15, Z15, Z15
 
 loop1_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop1_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-16, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z0
+	VPMOVZXWD   (BX)(R11*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z3, Z3
 	VFMADD231PS Z0, Z0, Z8
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z0
+	VPMOVZXWD   (BX)(R11*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z4, Z4
 	VFMADD231PS Z0, Z0, Z9
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z0
+	VPMOVZXWD   (BX)(R11*2), Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
 	VADDPS      Z0, Z5, Z5
 	VFMADD231PS Z0, Z0, Z10
-	ADDQ        $+16, R10
+	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y0
+	VMOVDQU16.Z (BX)(R11*2), K1, Y0
 	VPMOVZXWD   Y0, Z0
 	VPSLLD      $0x10, Z0, Z0
 	VSUBPS      Z1, Z0, Z0
@@ -20903,26 +21219,26 @@ loop1_summed:
 	VSUBSS X2, X0, X0
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X2
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X2
 
 	// varianceEps = variance + eps
 	VADDSS X2, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X2
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X2
 	VUCOMISS X2, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X2
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X2
 	VUCOMISS X0, X2
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X2
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X2
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X0, X0, X0
@@ -20934,34 +21250,36 @@ loop1_summed:
 	VADDSS X3, X1, X0
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z2
-	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z4
+	MOVL         $0x00007fff, R11
+	VPBROADCASTD R11, Z2
+	MOVL         $0x00400000, R11
+	VPBROADCASTD R11, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X5, Z5
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (BX)(R10*2), Z6
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VPMOVZXWD   (BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z3, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z8
-	VMOVUPS     (SI)(R10*4), Z9
+	VMOVUPS     (DI)(R11*4), Z8
+	VMOVUPS     (SI)(R11*4), Z9
 	VFMADD231PS Z9, Z6, Z8
-	VPMOVZXWD   32(BX)(R10*2), Z6
+	VPMOVZXWD   32(BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z3, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(DI)(R10*4), Z9
-	VMOVUPS     64(SI)(R10*4), Z10
+	VMOVUPS     64(DI)(R11*4), Z9
+	VMOVUPS     64(SI)(R11*4), Z10
 	VFMADD231PS Z10, Z6, Z9
 	VFPCLASSPSZ $0x20, Z8, K2
 	VFPCLASSPSZ $0x20, Z9, K3
@@ -20990,22 +21308,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y6, Z7, Z6
 
 bf16_0:
-	VMOVDQU16   Z6, (AX)(R10*2)
-	VPMOVZXWD   64(BX)(R10*2), Z6
+	VMOVDQU16   Z6, (AX)(R11*2)
+	VPMOVZXWD   64(BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z3, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(DI)(R10*4), Z8
-	VMOVUPS     128(SI)(R10*4), Z9
+	VMOVUPS     128(DI)(R11*4), Z8
+	VMOVUPS     128(SI)(R11*4), Z9
 	VFMADD231PS Z9, Z6, Z8
-	VPMOVZXWD   96(BX)(R10*2), Z6
+	VPMOVZXWD   96(BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z3, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(DI)(R10*4), Z9
-	VMOVUPS     192(SI)(R10*4), Z10
+	VMOVUPS     192(DI)(R11*4), Z9
+	VMOVUPS     192(SI)(R11*4), Z10
 	VFMADD231PS Z10, Z6, Z9
 	VFPCLASSPSZ $0x20, Z8, K2
 	VFPCLASSPSZ $0x20, Z9, K3
@@ -21034,25 +21352,25 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y6, Z7, Z6
 
 bf16_1:
-	VMOVDQU16 Z6, 64(AX)(R10*2)
-	ADDQ      $+64, R10
-	CMPQ      R10, R11
+	VMOVDQU16 Z6, 64(AX)(R11*2)
+	ADDQ      $+64, R11
+	CMPQ      R11, R12
 	JB        loop2
 
 loop2_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD   (BX)(R10*2), Z6
+	VPMOVZXWD   (BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z3, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z8
-	VMOVUPS     (SI)(R10*4), Z9
+	VMOVUPS     (DI)(R11*4), Z8
+	VMOVUPS     (SI)(R11*4), Z9
 	VFMADD231PS Z9, Z6, Z8
 	VFPCLASSPSZ $0x20, Z8, K2
 
@@ -21071,22 +21389,22 @@ loop2_vector:
 	VPMOVDW  Z6, Y6
 
 bf16_2:
-	VMOVDQU16 Y6, (AX)(R10*2)
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	VMOVDQU16 Y6, (AX)(R11*2)
+	ADDQ      $+16, R11
+	CMPQ      R11, R10
 	JB        loop2_vector
 
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y6
+	VMOVDQU16.Z (BX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z1
 	VSUBPS      Z3, Z1, Z1
 	VMULPS      Z5, Z1, Z1
-	VMOVUPS.Z   (DI)(R10*4), K1, Z3
-	VMOVUPS.Z   (SI)(R10*4), K1, Z6
+	VMOVUPS.Z   (DI)(R11*4), K1, Z3
+	VMOVUPS.Z   (SI)(R11*4), K1, Z6
 	VFMADD231PS Z6, Z1, Z3
 	VFPCLASSPSZ $0x20, Z3, K2
 
@@ -21105,7 +21423,7 @@ loop2_tail:
 	VPMOVDW  Z1, Y1
 
 bf16_3:
-	VMOVDQU16 Y1, K1, (AX)(R10*2)
+	VMOVDQU16 Y1, K1, (AX)(R11*2)
 
 loop2_done:
 	// mean[row] = mean
@@ -21128,7 +21446,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrainAny(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormTrainAny(SB), NOSPLIT, $0-72
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
@@ -21146,14 +21464,23 @@ TEXT ·halfnormAvx512BF16LayerNormTrainAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
+	MOVWLZX (BX), R11
+	SHLL    $0x10, R11
+	VMOVD   R11, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z1
+	MOVL         $0xffff0000, R11
+	VPBROADCASTD R11, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
@@ -21161,47 +21488,47 @@ row:
 	VPXORD       Z5, Z5, Z5
 	CMPQ         R9, $+3903
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VPSLLD $0x10, (BX)(R10*2), Z6
+	VPSLLD $0x10, (BX)(R11*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (BX)(R10*2), Z1, Z6
+	VPANDD (BX)(R11*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R10*2), Z6
+	VPSLLD $0x10, 64(BX)(R11*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(BX)(R10*2), Z1, Z6
+	VPANDD 64(BX)(R11*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R10
-	CMPQ   R10, R11
+	ADDQ   $+64, R11
+	CMPQ   R11, R12
 	JB     loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JB        loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0s_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -21217,31 +21544,31 @@ loop0_long:
 	// pass 1 for rows of more than 3903 elements: sums in chunks
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop0_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VPSLLD $0x10, (BX)(R10*2), Z8
+	VPSLLD $0x10, (BX)(R11*2), Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z2, Z2
-	VPANDD (BX)(R10*2), Z1, Z8
+	VPANDD (BX)(R11*2), Z1, Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R10*2), Z8
+	VPSLLD $0x10, 64(BX)(R11*2), Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z4, Z4
-	VPANDD 64(BX)(R10*2), Z1, Z8
+	VPANDD 64(BX)(R11*2), Z1, Z8
 	VSUBPS Z0, Z8, Z8
 	VADDPS Z8, Z5, Z5
-	ADDQ   $+64, R10
-	CMPQ   R10, R12
+	ADDQ   $+64, R11
+	CMPQ   R11, R13
 	JB     loop0
-	TESTQ  $+4095, R10
+	TESTQ  $+4095, R11
 	JNZ    loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -21253,7 +21580,7 @@ loop0:
 	VPXORD Z3, Z3, Z3
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -21261,44 +21588,44 @@ loop0:
 	VPXORD Z7, Z7, Z7
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      R9, R11
-	ANDQ      $-16, R11
-	CMPQ      R10, R11
+	MOVQ      R9, R12
+	ANDQ      $-16, R12
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, Z2
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z3, Z3
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	ADDQ      $+16, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Z1
+	VPMOVZXWD (BX)(R11*2), Z1
 	VPSLLD    $0x10, Z1, Z1
 	VSUBPS    Z0, Z1, Z1
 	VADDPS    Z1, Z4, Z4
-	ADDQ      $+16, R10
+	ADDQ      $+16, R11
 
 loop0_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -21323,8 +21650,8 @@ loop0_summed:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X2
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -21335,8 +21662,8 @@ loop0_summed:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R10
-	VPBROADCASTD R10, Z1
+	MOVL         $0xffff0000, R11
+	VPBROADCASTD R11, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -21348,52 +21675,54 @@ loop0_summed:
 	VPXORD       Z10, Z10, Z10
 	CMPQ         R9, $+3903
 	JA           loop1_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop1s_vectors
 
 loop1s:
-	VPSLLD      $0x10, (BX)(R10*2), Z11
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VPSLLD      $0x10, (BX)(R11*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R10*2), Z1, Z11
+	VPANDD      (BX)(R11*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(BX)(R10*2), Z11
+	VPSLLD      $0x10, 64(BX)(R11*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R10*2), Z1, Z11
+	VPANDD      64(BX)(R11*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (BX)(R10*2), Z1
+	VPMOVZXWD   (BX)(R11*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z3, Z3
 	VFMADD231PS Z1, Z1, Z7
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop1s_vector
 
 loop1s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1s_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -21415,35 +21744,37 @@ loop1_long:
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop1_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VPSLLD      $0x10, (BX)(R10*2), Z15
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VPSLLD      $0x10, (BX)(R11*2), Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z3, Z3
 	VFMADD231PS Z15, Z15, Z7
-	VPANDD      (BX)(R10*2), Z1, Z15
+	VPANDD      (BX)(R11*2), Z1, Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z4, Z4
 	VFMADD231PS Z15, Z15, Z8
-	VPSLLD      $0x10, 64(BX)(R10*2), Z15
+	VPSLLD      $0x10, 64(BX)(R11*2), Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z5, Z5
 	VFMADD231PS Z15, Z15, Z9
-	VPANDD      64(BX)(R10*2), Z1, Z15
+	VPANDD      64(BX)(R11*2), Z1, Z15
 	VSUBPS      Z0, Z15, Z15
 	VADDPS      Z15, Z6, Z6
 	VFMADD231PS Z15, Z15, Z10
-	ADDQ        $+64, R10
-	CMPQ        R10, R12
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
 	JB          loop1
-	TESTQ       $+4095, R10
+	TESTQ       $+4095, R11
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -21463,7 +21794,7 @@ loop1:
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -21473,47 +21804,47 @@ loop1:
 	VPXORD Z14, Z14, Z14
 
 loop1_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop1_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-16, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
+	VPMOVZXWD   (BX)(R11*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z3, Z3
 	VFMADD231PS Z1, Z1, Z7
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
+	VPMOVZXWD   (BX)(R11*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z4, Z4
 	VFMADD231PS Z1, Z1, Z8
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Z1
+	VPMOVZXWD   (BX)(R11*2), Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
 	VADDPS      Z1, Z5, Z5
 	VFMADD231PS Z1, Z1, Z9
-	ADDQ        $+16, R10
+	ADDQ        $+16, R11
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y1
+	VMOVDQU16.Z (BX)(R11*2), K1, Y1
 	VPMOVZXWD   Y1, Z1
 	VPSLLD      $0x10, Z1, Z1
 	VSUBPS      Z0, Z1, Z1
@@ -21566,26 +21897,26 @@ loop1_summed:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R10
-	VMOVD R10, X3
+	MOVL  $0x3727c5ac, R11
+	VMOVD R11, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R10
-	VMOVD    R10, X3
+	MOVL     $0x15f79688, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R10
-	VMOVD R10, X3
+	MOVL  $0x3f800000, R11
+	VMOVD R11, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -21597,108 +21928,110 @@ loop1_summed:
 	VADDSS X1, X0, X3
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z4
-	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z5
-	MOVQ         $0x0706050403020100, R10
-	VMOVQ        R10, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, R10
-	VPINSRQ      $0x01, R10, X6, X6
+	MOVL         $0x00007fff, R11
+	VPBROADCASTD R11, Z4
+	MOVL         $0x00400000, R11
+	VPBROADCASTD R11, Z5
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R11
+	VPINSRQ      $0x01, R11, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, R10
-	VPBROADCASTD R10, Z7
+	MOVL         $0x00040004, R11
+	VPBROADCASTD R11, Z7
 	VPMULLD      Z7, Z6, Z6
-	MOVL         $0x00030001, R10
-	VPBROADCASTD R10, Z7
+	MOVL         $0x00030001, R11
+	VPBROADCASTD R11, Z7
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop2_vectors
 
 loop2:
-	VPMOVZXWD   (BX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     (DI)(R10*4), Z8
-	VMOVUPS     (SI)(R10*4), Z9
-	VFMADD231PS Z9, Z7, Z8
-	VPMOVZXWD   32(BX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     64(DI)(R10*4), Z9
-	VMOVUPS     64(SI)(R10*4), Z10
-	VFMADD231PS Z10, Z7, Z9
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K2
-	VPORD       Z5, Z8, K2, Z7
-	VPSLLD      $0x0f, Z9, Z8
-	VPSRLD      $0x1f, Z8, Z8
-	VPADDD      Z4, Z8, Z8
-	VPADDD      Z9, Z8, Z8
-	VCMPPS      $0x03, Z9, Z9, K2
-	VPORD       Z5, Z9, K2, Z8
-	VPERMT2W    Z8, Z6, Z7
-	VMOVDQU16   Z7, (AX)(R10*2)
-	VPMOVZXWD   64(BX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     128(DI)(R10*4), Z8
-	VMOVUPS     128(SI)(R10*4), Z9
-	VFMADD231PS Z9, Z7, Z8
-	VPMOVZXWD   96(BX)(R10*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     192(DI)(R10*4), Z9
-	VMOVUPS     192(SI)(R10*4), Z10
-	VFMADD231PS Z10, Z7, Z9
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K2
-	VPORD       Z5, Z8, K2, Z7
-	VPSLLD      $0x0f, Z9, Z8
-	VPSRLD      $0x1f, Z8, Z8
-	VPADDD      Z4, Z8, Z8
-	VPADDD      Z9, Z8, Z8
-	VCMPPS      $0x03, Z9, Z9, K2
-	VPORD       Z5, Z9, K2, Z8
-	VPERMT2W    Z8, Z6, Z7
-	VMOVDQU16   Z7, 64(AX)(R10*2)
+	PREFETCHT1  (BX)(R10*1)
 	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	VPMOVZXWD   (BX)(R11*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     (DI)(R11*4), Z8
+	VMOVUPS     (SI)(R11*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   32(BX)(R11*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     64(DI)(R11*4), Z9
+	VMOVUPS     64(SI)(R11*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K2
+	VPORD       Z5, Z9, K2, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, (AX)(R11*2)
+	VPMOVZXWD   64(BX)(R11*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     128(DI)(R11*4), Z8
+	VMOVUPS     128(SI)(R11*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   96(BX)(R11*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     192(DI)(R11*4), Z9
+	VMOVUPS     192(SI)(R11*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K2
+	VPORD       Z5, Z8, K2, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K2
+	VPORD       Z5, Z9, K2, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, 64(AX)(R11*2)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop2
 
 loop2_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
 	JAE  loop2_tail
 
 loop2_vector:
-	VPMOVZXWD   (BX)(R10*2), Z6
+	VPMOVZXWD   (BX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
-	VMOVUPS     (SI)(R10*4), Z8
+	VMOVUPS     (DI)(R11*4), Z7
+	VMOVUPS     (SI)(R11*4), Z8
 	VFMADD231PS Z8, Z6, Z7
 	VPSLLD      $0x0f, Z7, Z6
 	VPSRLD      $0x1f, Z6, Z6
@@ -21708,22 +22041,22 @@ loop2_vector:
 	VPORD       Z5, Z7, K2, Z6
 	VPSRLD      $0x10, Z6, Z6
 	VPMOVDW     Z6, Y6
-	VMOVDQU16   Y6, (AX)(R10*2)
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	VMOVDQU16   Y6, (AX)(R11*2)
+	ADDQ        $+16, R11
+	CMPQ        R11, R10
 	JB          loop2_vector
 
 loop2_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop2_done
-	VMOVDQU16.Z (BX)(R10*2), K1, Y6
+	VMOVDQU16.Z (BX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
 	VSUBPS      Z1, Z0, Z0
 	VMULPS      Z2, Z0, Z0
-	VMOVUPS.Z   (DI)(R10*4), K1, Z1
-	VMOVUPS.Z   (SI)(R10*4), K1, Z6
+	VMOVUPS.Z   (DI)(R11*4), K1, Z1
+	VMOVUPS.Z   (SI)(R11*4), K1, Z6
 	VFMADD231PS Z6, Z0, Z1
 	VPSLLD      $0x0f, Z1, Z0
 	VPSRLD      $0x1f, Z0, Z0
@@ -21733,7 +22066,7 @@ loop2_tail:
 	VPORD       Z5, Z1, K2, Z0
 	VPSRLD      $0x10, Z0, Z0
 	VPMOVDW     Z0, Y0
-	VMOVDQU16   Y0, K1, (AX)(R10*2)
+	VMOVDQU16   Y0, K1, (AX)(R11*2)
 
 loop2_done:
 	// mean[row] = mean
@@ -21756,7 +22089,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormTrainAny(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormTrainAny(SB), NOSPLIT, $64-72
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -21768,14 +22101,23 @@ TEXT ·halfnormAvx2BF16LayerNormTrainAny(SB), NOSPLIT, $64-72
 	MOVQ h+56(FP), R9
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R10
-	SHLL    $0x10, R10
-	VMOVD   R10, X0
+	MOVWLZX (BX), R11
+	SHLL    $0x10, R11
+	VMOVD   R11, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R10
-	VMOVD        R10, X1
+	MOVL         $0xffff0000, R11
+	VMOVD        R11, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
@@ -21785,57 +22127,57 @@ row:
 	VXORPS       X6, X6, X6
 	CMPQ         R9, $+1983
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VMOVDQU (BX)(R10*2), Y7
+	VMOVDQU (BX)(R11*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y2, Y2
-	VPAND   (BX)(R10*2), Y1, Y7
+	VPAND   (BX)(R11*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y3, Y3
-	VMOVDQU 32(BX)(R10*2), Y7
+	VMOVDQU 32(BX)(R11*2), Y7
 	VPSLLD  $0x10, Y7, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y4, Y4
-	VPAND   32(BX)(R10*2), Y1, Y7
+	VPAND   32(BX)(R11*2), Y1, Y7
 	VSUBPS  Y0, Y7, Y7
 	VADDPS  Y7, Y5, Y5
-	ADDQ    $+32, R10
-	CMPQ    R10, R11
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
 	JB      loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD (BX)(R10*2), Y1
+	VPMOVZXWD (BX)(R11*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y2, Y2
-	ADDQ      $+8, R10
-	CMPQ      R10, R11
+	ADDQ      $+8, R11
+	CMPQ      R11, R12
 	JB        loop0s_vector
 
 loop0s_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop0s_done
 
 loop0s_element:
-	MOVWLZX (BX)(R10*2), R11
-	SHLL    $0x10, R11
-	VMOVD   R11, X1
+	MOVWLZX (BX)(R11*2), R12
+	SHLL    $0x10, R12
+	VMOVD   R12, X1
 	VSUBSS  X0, X1, X1
 	VADDSS  X1, X6, X6
-	INCQ    R10
-	CMPQ    R10, R9
+	INCQ    R11
+	CMPQ    R11, R9
 	JB      loop0s_element
 
 loop0s_done:
@@ -21848,33 +22190,33 @@ loop0_long:
 	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VXORPS  Y7, Y7, Y7
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
 	JZ      loop0_vectors
-	MOVQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VMOVDQU (BX)(R10*2), Y8
+	VMOVDQU (BX)(R11*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y2, Y2
-	VPAND   (BX)(R10*2), Y1, Y8
+	VPAND   (BX)(R11*2), Y1, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y3, Y3
-	VMOVDQU 32(BX)(R10*2), Y8
+	VMOVDQU 32(BX)(R11*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y4, Y4
-	VPAND   32(BX)(R10*2), Y1, Y8
+	VPAND   32(BX)(R11*2), Y1, Y8
 	VSUBPS  Y0, Y8, Y8
 	VADDPS  Y8, Y5, Y5
-	ADDQ    $+32, R10
-	CMPQ    R10, R12
+	ADDQ    $+32, R11
+	CMPQ    R11, R13
 	JB      loop0
-	TESTQ   $+2047, R10
+	TESTQ   $+2047, R11
 	JNZ     loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -21886,7 +22228,7 @@ loop0:
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	TESTQ  $+131071, R10
+	TESTQ  $+131071, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -21895,52 +22237,52 @@ loop0:
 	VXORPS  Y7, Y7, Y7
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ      R9, R11
-	ANDQ      $-8, R11
-	CMPQ      R10, R11
+	MOVQ      R9, R12
+	ANDQ      $-8, R12
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Y1
+	VPMOVZXWD (BX)(R11*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y2, Y2
-	ADDQ      $+8, R10
-	CMPQ      R10, R11
+	ADDQ      $+8, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Y1
+	VPMOVZXWD (BX)(R11*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y3, Y3
-	ADDQ      $+8, R10
-	CMPQ      R10, R11
+	ADDQ      $+8, R11
+	CMPQ      R11, R12
 	JAE       loop0_tail
-	VPMOVZXWD (BX)(R10*2), Y1
+	VPMOVZXWD (BX)(R11*2), Y1
 	VPSLLD    $0x10, Y1, Y1
 	VSUBPS    Y0, Y1, Y1
 	VADDPS    Y1, Y4, Y4
-	ADDQ      $+8, R10
+	ADDQ      $+8, R11
 
 loop0_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop0_done
 
 loop0_element:
-	MOVWLZX (BX)(R10*2), R11
-	SHLL    $0x10, R11
-	VMOVD   R11, X1
+	MOVWLZX (BX)(R11*2), R12
+	SHLL    $0x10, R12
+	VMOVD   R12, X1
 	VSUBSS  X0, X1, X1
 	VADDSS  X1, X6, X6
-	INCQ    R10
-	CMPQ    R10, R9
+	INCQ    R11
+	CMPQ    R11, R9
 	JB      loop0_element
 
 loop0_done:
@@ -21961,8 +22303,8 @@ loop0_summed:
 	VADDSS       X6, X1, X1
 
 	// invN = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X2
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X2
 	VCVTSI2SSQ R9, X2, X3
 	VDIVSS     X3, X2, X2
 
@@ -21973,8 +22315,8 @@ loop0_summed:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R10
-	VMOVD        R10, X1
+	MOVL         $0xffff0000, R11
+	VMOVD        R11, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -21989,63 +22331,65 @@ loop0_summed:
 	VXORPS       X12, X12, X12
 	CMPQ         R9, $+1983
 	JA           loop1_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
 	JZ           loop1s_vectors
 
 loop1s:
-	VMOVDQU     (BX)(R10*2), Y13
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVDQU     (BX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y3, Y3
 	VFMADD231PS Y13, Y13, Y8
-	VPAND       (BX)(R10*2), Y1, Y13
+	VPAND       (BX)(R11*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y4, Y4
 	VFMADD231PS Y13, Y13, Y9
-	VMOVDQU     32(BX)(R10*2), Y13
+	VMOVDQU     32(BX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y5, Y5
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       32(BX)(R10*2), Y1, Y13
+	VPAND       32(BX)(R11*2), Y1, Y13
 	VSUBPS      Y0, Y13, Y13
 	VADDPS      Y13, Y6, Y6
 	VFMADD231PS Y13, Y13, Y11
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop1s
 
 loop1s_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	CMPQ R11, R10
 	JAE  loop1s_tail
 
 loop1s_vector:
-	VPMOVZXWD   (BX)(R10*2), Y1
+	VPMOVZXWD   (BX)(R11*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y3, Y3
 	VFMADD231PS Y1, Y1, Y8
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
 	JB          loop1s_vector
 
 loop1s_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop1s_done
 
 loop1s_element:
-	MOVWLZX     (BX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X1
+	MOVWLZX     (BX)(R11*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X1
 	VSUBSS      X0, X1, X1
 	VADDSS      X1, X7, X7
 	VFMADD231SS X1, X1, X12
-	INCQ        R10
-	CMPQ        R10, R9
+	INCQ        R11
+	CMPQ        R11, R9
 	JB          loop1s_element
 
 loop1s_done:
@@ -22063,37 +22407,39 @@ loop1_long:
 	VMOVUPS Y8, 32(SP)
 	VXORPS  Y13, Y13, Y13
 	VXORPS  Y14, Y14, Y14
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
 	JZ      loop1_vectors
-	MOVQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop1:
-	VMOVDQU     (BX)(R10*2), Y15
+	PREFETCHT1  (BX)(R10*1)
+	ADDQ        $+64, R10
+	VMOVDQU     (BX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y3, Y3
 	VFMADD231PS Y15, Y15, Y8
-	VPAND       (BX)(R10*2), Y1, Y15
+	VPAND       (BX)(R11*2), Y1, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y4, Y4
 	VFMADD231PS Y15, Y15, Y9
-	VMOVDQU     32(BX)(R10*2), Y15
+	VMOVDQU     32(BX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y5, Y5
 	VFMADD231PS Y15, Y15, Y10
-	VPAND       32(BX)(R10*2), Y1, Y15
+	VPAND       32(BX)(R11*2), Y1, Y15
 	VSUBPS      Y0, Y15, Y15
 	VADDPS      Y15, Y6, Y6
 	VFMADD231PS Y15, Y15, Y11
-	ADDQ        $+32, R10
-	CMPQ        R10, R12
+	ADDQ        $+32, R11
+	CMPQ        R11, R13
 	JB          loop1
-	TESTQ       $+2047, R10
+	TESTQ       $+2047, R11
 	JNZ         loop1_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -22113,7 +22459,7 @@ loop1:
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	TESTQ  $+131071, R10
+	TESTQ  $+131071, R11
 	JNZ    loop1_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -22125,56 +22471,56 @@ loop1:
 	VXORPS  Y14, Y14, Y14
 
 loop1_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
 	JAE     loop1_vectors
-	ADDQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop1
 
 loop1_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-8, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R10
+	ANDQ        $-8, R10
+	CMPQ        R11, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Y1
+	VPMOVZXWD   (BX)(R11*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y3, Y3
 	VFMADD231PS Y1, Y1, Y8
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Y1
+	VPMOVZXWD   (BX)(R11*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y4, Y4
 	VFMADD231PS Y1, Y1, Y9
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
 	JAE         loop1_tail
-	VPMOVZXWD   (BX)(R10*2), Y1
+	VPMOVZXWD   (BX)(R11*2), Y1
 	VPSLLD      $0x10, Y1, Y1
 	VSUBPS      Y0, Y1, Y1
 	VADDPS      Y1, Y5, Y5
 	VFMADD231PS Y1, Y1, Y10
-	ADDQ        $+8, R10
+	ADDQ        $+8, R11
 
 loop1_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX     (BX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X1
+	MOVWLZX     (BX)(R11*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X1
 	VSUBSS      X0, X1, X1
 	VADDSS      X1, X7, X7
 	VFMADD231SS X1, X1, X12
-	INCQ        R10
-	CMPQ        R10, R9
+	INCQ        R11
+	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
@@ -24945,7 +25291,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrainBackwardRowsAny(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $0-72
 	MOVQ  dx+0(FP), AX
 	MOVQ  dy+8(FP), CX
@@ -24963,6 +25309,15 @@ TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -24982,86 +25337,86 @@ row:
 	VPXORD       Z9, Z9, Z9
 	CMPQ         R9, $+3903
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VPMOVZXWD   (CX)(R10*2), Z10
+	VPMOVZXWD   (CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R10*4), Z11
+	VMOVUPS     (DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R10*2), Z11
+	VPMOVZXWD   (DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z10
+	VPMOVZXWD   32(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R10*4), Z11
+	VMOVUPS     64(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   32(DX)(R10*2), Z11
+	VPMOVZXWD   32(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
-	VPMOVZXWD   64(CX)(R10*2), Z10
+	VPMOVZXWD   64(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R10*4), Z11
+	VMOVUPS     128(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   64(DX)(R10*2), Z11
+	VPMOVZXWD   64(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
-	VPMOVZXWD   96(CX)(R10*2), Z10
+	VPMOVZXWD   96(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R10*4), Z11
+	VMOVUPS     192(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   96(DX)(R10*2), Z11
+	VPMOVZXWD   96(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD   (CX)(R10*2), Z10
+	VPMOVZXWD   (CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R10*4), Z11
+	VMOVUPS     (DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R10*2), Z11
+	VPMOVZXWD   (DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y10
+	VMOVDQU16.Z (CX)(R11*2), K1, Y10
 	VPMOVZXWD   Y10, Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS.Z   (DI)(R10*4), K1, Z11
+	VMOVUPS.Z   (DI)(R11*4), K1, Z11
 	VMULPS      Z11, Z10, Z10
-	VMOVDQU16.Z (DX)(R10*2), K1, Y11
+	VMOVDQU16.Z (DX)(R11*2), K1, Y11
 	VPMOVZXWD   Y11, Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
@@ -25084,59 +25439,59 @@ loop0_long:
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop0_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VPMOVZXWD   (CX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     (DI)(R10*4), Z16
+	VMOVUPS     (DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   (DX)(R10*2), Z16
+	VPMOVZXWD   (DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z2, Z2
 	VFMADD231PS Z16, Z15, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z15
+	VPMOVZXWD   32(CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     64(DI)(R10*4), Z16
+	VMOVUPS     64(DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   32(DX)(R10*2), Z16
+	VPMOVZXWD   32(DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z3, Z3
 	VFMADD231PS Z16, Z15, Z7
-	VPMOVZXWD   64(CX)(R10*2), Z15
+	VPMOVZXWD   64(CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     128(DI)(R10*4), Z16
+	VMOVUPS     128(DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   64(DX)(R10*2), Z16
+	VPMOVZXWD   64(DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z4, Z4
 	VFMADD231PS Z16, Z15, Z8
-	VPMOVZXWD   96(CX)(R10*2), Z15
+	VPMOVZXWD   96(CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     192(DI)(R10*4), Z16
+	VMOVUPS     192(DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   96(DX)(R10*2), Z16
+	VPMOVZXWD   96(DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z5, Z5
 	VFMADD231PS Z16, Z15, Z9
-	ADDQ        $+64, R10
-	CMPQ        R10, R12
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
 	JB          loop0
-	TESTQ       $+4095, R10
+	TESTQ       $+4095, R11
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -25156,7 +25511,7 @@ loop0:
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -25166,67 +25521,67 @@ loop0:
 	VPXORD Z14, Z14, Z14
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-16, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     (DI)(R10*4), Z16
+	VMOVUPS     (DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   (DX)(R10*2), Z16
+	VPMOVZXWD   (DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z2, Z2
 	VFMADD231PS Z16, Z15, Z6
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     (DI)(R10*4), Z16
+	VMOVUPS     (DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   (DX)(R10*2), Z16
+	VPMOVZXWD   (DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z3, Z3
 	VFMADD231PS Z16, Z15, Z7
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z15
+	VPMOVZXWD   (CX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     (DI)(R10*4), Z16
+	VMOVUPS     (DI)(R11*4), Z16
 	VMULPS      Z16, Z15, Z15
-	VPMOVZXWD   (DX)(R10*2), Z16
+	VPMOVZXWD   (DX)(R11*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
 	VMULPS      Z1, Z16, Z16
 	VADDPS      Z15, Z4, Z4
 	VFMADD231PS Z16, Z15, Z8
-	ADDQ        $+16, R10
+	ADDQ        $+16, R11
 
 loop0_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y12
+	VMOVDQU16.Z (CX)(R11*2), K1, Y12
 	VPMOVZXWD   Y12, Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS.Z   (DI)(R10*4), K1, Z16
+	VMOVUPS.Z   (DI)(R11*4), K1, Z16
 	VMULPS      Z16, Z15, Z15
-	VMOVDQU16.Z (DX)(R10*2), K1, Y12
+	VMOVDQU16.Z (DX)(R11*2), K1, Y12
 	VPMOVZXWD   Y12, Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z0, Z16, Z16
@@ -25258,8 +25613,8 @@ loop0_summed:
 	VADDSS     X3, X2, X2
 
 	// s3 = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X3
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X3
 	VCVTSI2SSQ R9, X3, X4
 	VDIVSS     X4, X3, X3
 
@@ -25267,13 +25622,13 @@ loop0_summed:
 	VMULSS X3, X2, X4
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X2
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X2
 	VUCOMISS X2, X4
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X2
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X2
 	VUCOMISS X4, X2
 	JA       done
 
@@ -25291,55 +25646,60 @@ loop0_summed:
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X3
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R10
-	VMOVD R10, X3
+	MOVL  $0x00000000, R11
+	VMOVD R11, X3
 
 	// s8 = 0 - s6
 	VSUBSS X2, X3, X5
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z2
-	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z3
+	MOVL         $0x00007fff, R11
+	VPBROADCASTD R11, Z2
+	MOVL         $0x00400000, R11
+	VPBROADCASTD R11, Z3
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD   (CX)(R10*2), Z6
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VPMOVZXWD   (CX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
+	VMOVUPS     (DI)(R11*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z4, Z6, Z6
-	VPMOVZXWD   (DX)(R10*2), Z7
+	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z7
+	VPMOVZXWD   32(CX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     64(DI)(R10*4), Z8
+	VMOVUPS     64(DI)(R11*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z4, Z7, Z7
-	VPMOVZXWD   32(DX)(R10*2), Z8
+	VPMOVZXWD   32(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
@@ -25372,24 +25732,24 @@ loop1:
 	VINSERTI64X4 $0x01, Y6, Z12, Z8
 
 bf16_0:
-	VMOVDQU16   Z8, (AX)(R10*2)
-	VPMOVZXWD   64(CX)(R10*2), Z6
+	VMOVDQU16   Z8, (AX)(R11*2)
+	VPMOVZXWD   64(CX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R10*4), Z7
+	VMOVUPS     128(DI)(R11*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z4, Z6, Z6
-	VPMOVZXWD   64(DX)(R10*2), Z7
+	VPMOVZXWD   64(DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VPMOVZXWD   96(CX)(R10*2), Z7
+	VPMOVZXWD   96(CX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     192(DI)(R10*4), Z8
+	VMOVUPS     192(DI)(R11*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z4, Z7, Z7
-	VPMOVZXWD   96(DX)(R10*2), Z8
+	VPMOVZXWD   96(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
@@ -25422,24 +25782,24 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y6, Z12, Z8
 
 bf16_1:
-	VMOVDQU16 Z8, 64(AX)(R10*2)
-	ADDQ      $+64, R10
-	CMPQ      R10, R11
+	VMOVDQU16 Z8, 64(AX)(R11*2)
+	ADDQ      $+64, R11
+	CMPQ      R11, R12
 	JB        loop1
 
 loop1_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD   (CX)(R10*2), Z6
+	VPMOVZXWD   (CX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
+	VMOVUPS     (DI)(R11*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z4, Z6, Z6
-	VPMOVZXWD   (DX)(R10*2), Z7
+	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
@@ -25462,21 +25822,21 @@ loop1_vector:
 	VPMOVDW  Z7, Y7
 
 bf16_2:
-	VMOVDQU16 Y7, (AX)(R10*2)
-	ADDQ      $+16, R10
-	CMPQ      R10, R11
+	VMOVDQU16 Y7, (AX)(R11*2)
+	ADDQ      $+16, R11
+	CMPQ      R11, R10
 	JB        loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y6
+	VMOVDQU16.Z (CX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS.Z   (DI)(R10*4), K1, Z7
+	VMOVUPS.Z   (DI)(R11*4), K1, Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z4, Z6, Z4
-	VMOVDQU16.Z (DX)(R10*2), K1, Y6
+	VMOVDQU16.Z (DX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
@@ -25500,7 +25860,7 @@ loop1_tail:
 	VPMOVDW  Z1, Y1
 
 bf16_3:
-	VMOVDQU16 Y1, K1, (AX)(R10*2)
+	VMOVDQU16 Y1, K1, (AX)(R11*2)
 
 loop1_done:
 	LEAQ (AX)(R9*2), AX
@@ -25519,7 +25879,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrainBackwardRowsAny(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $0-72
 	MOVQ  dx+0(FP), AX
 	MOVQ  dy+8(FP), CX
@@ -25537,6 +25897,15 @@ TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $0-72
 	KMOVW R11, K1
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -25556,86 +25925,86 @@ row:
 	VPXORD       Z9, Z9, Z9
 	CMPQ         R9, $+3903
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VPMOVZXWD   (CX)(R10*2), Z10
+	VPMOVZXWD   (CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R10*4), Z11
+	VMOVUPS     (DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R10*2), Z11
+	VPMOVZXWD   (DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z10
+	VPMOVZXWD   32(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R10*4), Z11
+	VMOVUPS     64(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   32(DX)(R10*2), Z11
+	VPMOVZXWD   32(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
-	VPMOVZXWD   64(CX)(R10*2), Z10
+	VPMOVZXWD   64(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R10*4), Z11
+	VMOVUPS     128(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   64(DX)(R10*2), Z11
+	VPMOVZXWD   64(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
-	VPMOVZXWD   96(CX)(R10*2), Z10
+	VPMOVZXWD   96(CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R10*4), Z11
+	VMOVUPS     192(DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   96(DX)(R10*2), Z11
+	VPMOVZXWD   96(DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-16, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD   (CX)(R10*2), Z10
+	VPMOVZXWD   (CX)(R11*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R10*4), Z11
+	VMOVUPS     (DI)(R11*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R10*2), Z11
+	VPMOVZXWD   (DX)(R11*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JB          loop0s_vector
 
 loop0s_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0s_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y10
+	VMOVDQU16.Z (CX)(R11*2), K1, Y10
 	VPMOVZXWD   Y10, Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS.Z   (DI)(R10*4), K1, Z11
+	VMOVUPS.Z   (DI)(R11*4), K1, Z11
 	VMULPS      Z11, Z10, Z10
-	VMOVDQU16.Z (DX)(R10*2), K1, Y11
+	VMOVDQU16.Z (DX)(R11*2), K1, Y11
 	VPMOVZXWD   Y11, Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
@@ -25658,59 +26027,59 @@ loop0_long:
 	VPXORD  Z11, Z11, Z11
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z13, Z13, Z13
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
 	JZ      loop0_vectors
-	MOVQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VPMOVZXWD   (CX)(R10*2), Z14
+	VPMOVZXWD   (CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
+	VMOVUPS     (DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z2, Z2
 	VFMADD231PS Z15, Z14, Z6
-	VPMOVZXWD   32(CX)(R10*2), Z14
+	VPMOVZXWD   32(CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     64(DI)(R10*4), Z15
+	VMOVUPS     64(DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   32(DX)(R10*2), Z15
+	VPMOVZXWD   32(DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z15, Z14, Z7
-	VPMOVZXWD   64(CX)(R10*2), Z14
+	VPMOVZXWD   64(CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     128(DI)(R10*4), Z15
+	VMOVUPS     128(DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   64(DX)(R10*2), Z15
+	VPMOVZXWD   64(DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z15, Z14, Z8
-	VPMOVZXWD   96(CX)(R10*2), Z14
+	VPMOVZXWD   96(CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     192(DI)(R10*4), Z15
+	VMOVUPS     192(DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   96(DX)(R10*2), Z15
+	VPMOVZXWD   96(DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z5, Z5
 	VFMADD231PS Z15, Z14, Z9
-	ADDQ        $+64, R10
-	CMPQ        R10, R12
+	ADDQ        $+64, R11
+	CMPQ        R11, R13
 	JB          loop0
-	TESTQ       $+4095, R10
+	TESTQ       $+4095, R11
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -25730,7 +26099,7 @@ loop0:
 	VPXORD Z7, Z7, Z7
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
-	TESTQ  $+262143, R10
+	TESTQ  $+262143, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -25740,67 +26109,67 @@ loop0:
 	VPXORD Z13, Z13, Z13
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-64, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-64, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+4096, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+4096, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-16, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R12
+	ANDQ        $-16, R12
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
+	VPMOVZXWD   (CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
+	VMOVUPS     (DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z2, Z2
 	VFMADD231PS Z15, Z14, Z6
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
+	VPMOVZXWD   (CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
+	VMOVUPS     (DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z15, Z14, Z7
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	ADDQ        $+16, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Z14
+	VPMOVZXWD   (CX)(R11*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R10*4), Z15
+	VMOVUPS     (DI)(R11*4), Z15
 	VMULPS      Z15, Z14, Z14
-	VPMOVZXWD   (DX)(R10*2), Z15
+	VPMOVZXWD   (DX)(R11*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VMULPS      Z1, Z15, Z15
 	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z15, Z14, Z8
-	ADDQ        $+16, R10
+	ADDQ        $+16, R11
 
 loop0_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop0_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y14
+	VMOVDQU16.Z (CX)(R11*2), K1, Y14
 	VPMOVZXWD   Y14, Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS.Z   (DI)(R10*4), K1, Z15
+	VMOVUPS.Z   (DI)(R11*4), K1, Z15
 	VMULPS      Z15, Z14, Z14
-	VMOVDQU16.Z (DX)(R10*2), K1, Y15
+	VMOVDQU16.Z (DX)(R11*2), K1, Y15
 	VPMOVZXWD   Y15, Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
@@ -25832,8 +26201,8 @@ loop0_summed:
 	VADDSS     X3, X2, X2
 
 	// s3 = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X3
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X3
 	VCVTSI2SSQ R9, X3, X4
 	VDIVSS     X4, X3, X3
 
@@ -25841,13 +26210,13 @@ loop0_summed:
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X2, X4
 	JA       done
 
@@ -25865,66 +26234,71 @@ loop0_summed:
 	VMULSS X3, X4, X3
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R10
-	VMOVD R10, X4
+	MOVL  $0x00000000, R11
+	VMOVD R11, X4
 
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z4
-	MOVL         $0x00400000, R10
-	VPBROADCASTD R10, Z5
-	MOVQ         $0x0706050403020100, R10
-	VMOVQ        R10, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, R10
-	VPINSRQ      $0x01, R10, X6, X6
+	MOVL         $0x00007fff, R11
+	VPBROADCASTD R11, Z4
+	MOVL         $0x00400000, R11
+	VPBROADCASTD R11, Z5
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R11
+	VPINSRQ      $0x01, R11, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, R10
-	VPBROADCASTD R10, Z7
+	MOVL         $0x00040004, R11
+	VPBROADCASTD R11, Z7
 	VPMULLD      Z7, Z6, Z6
-	MOVL         $0x00030001, R10
-	VPBROADCASTD R10, Z7
+	MOVL         $0x00030001, R11
+	VPBROADCASTD R11, Z7
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-64, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-64, R12
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD   (CX)(R10*2), Z7
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  64(CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	PREFETCHT1  64(DX)(R10*1)
+	ADDQ        $+128, R10
+	VPMOVZXWD   (CX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     (DI)(R10*4), Z8
+	VMOVUPS     (DI)(R11*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   (DX)(R10*2), Z8
+	VPMOVZXWD   (DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VPMOVZXWD   32(CX)(R10*2), Z8
+	VPMOVZXWD   32(CX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     64(DI)(R10*4), Z9
+	VMOVUPS     64(DI)(R11*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
-	VPMOVZXWD   32(DX)(R10*2), Z9
+	VPMOVZXWD   32(DX)(R11*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
 	VMULPS      Z1, Z9, Z9
@@ -25943,24 +26317,24 @@ loop1:
 	VCMPPS      $0x03, Z8, Z8, K2
 	VPORD       Z5, Z8, K2, Z7
 	VPERMT2W    Z7, Z6, Z9
-	VMOVDQU16   Z9, (AX)(R10*2)
-	VPMOVZXWD   64(CX)(R10*2), Z7
+	VMOVDQU16   Z9, (AX)(R11*2)
+	VPMOVZXWD   64(CX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     128(DI)(R10*4), Z8
+	VMOVUPS     128(DI)(R11*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   64(DX)(R10*2), Z8
+	VPMOVZXWD   64(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VPMOVZXWD   96(CX)(R10*2), Z8
+	VPMOVZXWD   96(CX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     192(DI)(R10*4), Z9
+	VMOVUPS     192(DI)(R11*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
-	VPMOVZXWD   96(DX)(R10*2), Z9
+	VPMOVZXWD   96(DX)(R11*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
 	VMULPS      Z1, Z9, Z9
@@ -25979,24 +26353,24 @@ loop1:
 	VCMPPS      $0x03, Z8, Z8, K2
 	VPORD       Z5, Z8, K2, Z7
 	VPERMT2W    Z7, Z6, Z9
-	VMOVDQU16   Z9, 64(AX)(R10*2)
-	ADDQ        $+64, R10
-	CMPQ        R10, R11
+	VMOVDQU16   Z9, 64(AX)(R11*2)
+	ADDQ        $+64, R11
+	CMPQ        R11, R12
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R9, R11
-	ANDQ $-16, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-16, R10
+	CMPQ R11, R10
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD   (CX)(R10*2), Z6
+	VPMOVZXWD   (CX)(R11*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R10*4), Z7
+	VMOVUPS     (DI)(R11*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   (DX)(R10*2), Z7
+	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
@@ -26010,21 +26384,21 @@ loop1_vector:
 	VPORD       Z5, Z6, K2, Z7
 	VPSRLD      $0x10, Z7, Z7
 	VPMOVDW     Z7, Y6
-	VMOVDQU16   Y6, (AX)(R10*2)
-	ADDQ        $+16, R10
-	CMPQ        R10, R11
+	VMOVDQU16   Y6, (AX)(R11*2)
+	ADDQ        $+16, R11
+	CMPQ        R11, R10
 	JB          loop1_vector
 
 loop1_tail:
 	TESTQ       $0x0000000f, R9
 	JZ          loop1_done
-	VMOVDQU16.Z (CX)(R10*2), K1, Y6
+	VMOVDQU16.Z (CX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS.Z   (DI)(R10*4), K1, Z7
+	VMOVUPS.Z   (DI)(R11*4), K1, Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z2
-	VMOVDQU16.Z (DX)(R10*2), K1, Y6
+	VMOVDQU16.Z (DX)(R11*2), K1, Y6
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
@@ -26039,7 +26413,7 @@ loop1_tail:
 	VPORD       Z5, Z0, K2, Z1
 	VPSRLD      $0x10, Z1, Z1
 	VPMOVDW     Z1, Y0
-	VMOVDQU16   Y0, K1, (AX)(R10*2)
+	VMOVDQU16   Y0, K1, (AX)(R11*2)
 
 loop1_done:
 	LEAQ (AX)(R9*2), AX
@@ -26058,7 +26432,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormTrainBackwardRowsAny(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int, h int) int
-// Requires: AVX, AVX2, CMOV, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $64-72
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -26070,6 +26444,15 @@ TEXT ·halfnormAvx2BF16LayerNormTrainBackwardRowsAny(SB), NOSPLIT, $64-72
 	MOVQ h+56(FP), R9
 
 row:
+	// prefetch offset: 1 row(s) ahead, fewer near the end
+	MOVQ    R8, R10
+	DECQ    R10
+	MOVQ    $0x00000001, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	IMULQ   R9, R10
+	SHLQ    $0x01, R10
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -26091,96 +26474,96 @@ row:
 	VXORPS       X11, X11, X11
 	CMPQ         R9, $+1983
 	JA           loop0_long
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
 	JZ           loop0s_vectors
 
 loop0s:
-	VPMOVZXWD   (CX)(R10*2), Y12
+	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVUPS     (DI)(R10*4), Y13
+	VMOVUPS     (DI)(R11*4), Y13
 	VMULPS      Y13, Y12, Y12
-	VPMOVZXWD   (DX)(R10*2), Y13
+	VPMOVZXWD   (DX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VMULPS      Y1, Y13, Y13
 	VADDPS      Y12, Y2, Y2
 	VFMADD231PS Y13, Y12, Y7
-	VPMOVZXWD   16(CX)(R10*2), Y12
+	VPMOVZXWD   16(CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVUPS     32(DI)(R10*4), Y13
+	VMOVUPS     32(DI)(R11*4), Y13
 	VMULPS      Y13, Y12, Y12
-	VPMOVZXWD   16(DX)(R10*2), Y13
+	VPMOVZXWD   16(DX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VMULPS      Y1, Y13, Y13
 	VADDPS      Y12, Y3, Y3
 	VFMADD231PS Y13, Y12, Y8
-	VPMOVZXWD   32(CX)(R10*2), Y12
+	VPMOVZXWD   32(CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVUPS     64(DI)(R10*4), Y13
+	VMOVUPS     64(DI)(R11*4), Y13
 	VMULPS      Y13, Y12, Y12
-	VPMOVZXWD   32(DX)(R10*2), Y13
+	VPMOVZXWD   32(DX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VMULPS      Y1, Y13, Y13
 	VADDPS      Y12, Y4, Y4
 	VFMADD231PS Y13, Y12, Y9
-	VPMOVZXWD   48(CX)(R10*2), Y12
+	VPMOVZXWD   48(CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVUPS     96(DI)(R10*4), Y13
+	VMOVUPS     96(DI)(R11*4), Y13
 	VMULPS      Y13, Y12, Y12
-	VPMOVZXWD   48(DX)(R10*2), Y13
+	VPMOVZXWD   48(DX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VMULPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VFMADD231PS Y13, Y12, Y10
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop0s
 
 loop0s_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R9, R12
+	ANDQ $-8, R12
+	CMPQ R11, R12
 	JAE  loop0s_tail
 
 loop0s_vector:
-	VPMOVZXWD   (CX)(R10*2), Y12
+	VPMOVZXWD   (CX)(R11*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVUPS     (DI)(R10*4), Y13
+	VMOVUPS     (DI)(R11*4), Y13
 	VMULPS      Y13, Y12, Y12
-	VPMOVZXWD   (DX)(R10*2), Y13
+	VPMOVZXWD   (DX)(R11*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y13, Y13
 	VMULPS      Y1, Y13, Y13
 	VADDPS      Y12, Y2, Y2
 	VFMADD231PS Y13, Y12, Y7
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
 	JB          loop0s_vector
 
 loop0s_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop0s_done
 
 loop0s_element:
-	MOVWLZX     (CX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X12
-	VMOVSS      (DI)(R10*4), X13
+	MOVWLZX     (CX)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X12
+	VMOVSS      (DI)(R11*4), X13
 	VMULSS      X13, X12, X12
-	MOVWLZX     (DX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X13
+	MOVWLZX     (DX)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X13
 	VSUBSS      X0, X13, X13
 	VMULSS      X1, X13, X13
 	VADDSS      X12, X6, X6
 	VFMADD231SS X13, X12, X11
-	INCQ        R10
-	CMPQ        R10, R9
+	INCQ        R11
+	CMPQ        R11, R9
 	JB          loop0s_element
 
 loop0s_done:
@@ -26198,59 +26581,59 @@ loop0_long:
 	VMOVUPS Y7, 32(SP)
 	VXORPS  Y12, Y12, Y12
 	VXORPS  Y13, Y13, Y13
-	XORQ    R10, R10
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
+	XORQ    R11, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
 	JZ      loop0_vectors
-	MOVQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	MOVQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 
 loop0:
-	VPMOVZXWD   (CX)(R10*2), Y14
+	VPMOVZXWD   (CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     (DI)(R10*4), Y15
+	VMOVUPS     (DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   (DX)(R10*2), Y15
+	VPMOVZXWD   (DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y2, Y2
 	VFMADD231PS Y15, Y14, Y7
-	VPMOVZXWD   16(CX)(R10*2), Y14
+	VPMOVZXWD   16(CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     32(DI)(R10*4), Y15
+	VMOVUPS     32(DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   16(DX)(R10*2), Y15
+	VPMOVZXWD   16(DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y3, Y3
 	VFMADD231PS Y15, Y14, Y8
-	VPMOVZXWD   32(CX)(R10*2), Y14
+	VPMOVZXWD   32(CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     64(DI)(R10*4), Y15
+	VMOVUPS     64(DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   32(DX)(R10*2), Y15
+	VPMOVZXWD   32(DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y4, Y4
 	VFMADD231PS Y15, Y14, Y9
-	VPMOVZXWD   48(CX)(R10*2), Y14
+	VPMOVZXWD   48(CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     96(DI)(R10*4), Y15
+	VMOVUPS     96(DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   48(DX)(R10*2), Y15
+	VPMOVZXWD   48(DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y5, Y5
 	VFMADD231PS Y15, Y14, Y10
-	ADDQ        $+32, R10
-	CMPQ        R10, R12
+	ADDQ        $+32, R11
+	CMPQ        R11, R13
 	JB          loop0
-	TESTQ       $+2047, R10
+	TESTQ       $+2047, R11
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -26270,7 +26653,7 @@ loop0:
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-	TESTQ  $+131071, R10
+	TESTQ  $+131071, R11
 	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
@@ -26282,77 +26665,77 @@ loop0:
 	VXORPS  Y13, Y13, Y13
 
 loop0_chunk:
-	MOVQ    R9, R11
-	ANDQ    $-32, R11
-	CMPQ    R10, R11
+	MOVQ    R9, R12
+	ANDQ    $-32, R12
+	CMPQ    R11, R12
 	JAE     loop0_vectors
-	ADDQ    $+2048, R12
-	CMPQ    R12, R11
-	CMOVQGT R11, R12
+	ADDQ    $+2048, R13
+	CMPQ    R13, R12
+	CMOVQGT R12, R13
 	JMP     loop0
 
 loop0_vectors:
-	MOVQ        R9, R11
-	ANDQ        $-8, R11
-	CMPQ        R10, R11
+	MOVQ        R9, R12
+	ANDQ        $-8, R12
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Y14
+	VPMOVZXWD   (CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     (DI)(R10*4), Y15
+	VMOVUPS     (DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   (DX)(R10*2), Y15
+	VPMOVZXWD   (DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y2, Y2
 	VFMADD231PS Y15, Y14, Y7
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Y14
+	VPMOVZXWD   (CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     (DI)(R10*4), Y15
+	VMOVUPS     (DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   (DX)(R10*2), Y15
+	VPMOVZXWD   (DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y3, Y3
 	VFMADD231PS Y15, Y14, Y8
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	ADDQ        $+8, R11
+	CMPQ        R11, R12
 	JAE         loop0_tail
-	VPMOVZXWD   (CX)(R10*2), Y14
+	VPMOVZXWD   (CX)(R11*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VMOVUPS     (DI)(R10*4), Y15
+	VMOVUPS     (DI)(R11*4), Y15
 	VMULPS      Y15, Y14, Y14
-	VPMOVZXWD   (DX)(R10*2), Y15
+	VPMOVZXWD   (DX)(R11*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y4, Y4
 	VFMADD231PS Y15, Y14, Y9
-	ADDQ        $+8, R10
+	ADDQ        $+8, R11
 
 loop0_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop0_done
 
 loop0_element:
-	MOVWLZX     (CX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X14
-	VMOVSS      (DI)(R10*4), X15
+	MOVWLZX     (CX)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X14
+	VMOVSS      (DI)(R11*4), X15
 	VMULSS      X15, X14, X14
-	MOVWLZX     (DX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X15
+	MOVWLZX     (DX)(R11*2), R12
+	SHLL        $0x10, R12
+	VMOVD       R12, X15
 	VSUBSS      X0, X15, X15
 	VMULSS      X1, X15, X15
 	VADDSS      X14, X6, X6
 	VFMADD231SS X15, X14, X11
-	INCQ        R10
-	CMPQ        R10, R9
+	INCQ        R11
+	CMPQ        R11, R9
 	JB          loop0_element
 
 loop0_done:
@@ -26378,8 +26761,8 @@ loop0_summed:
 	VADDSS       X6, X2, X2
 
 	// s3 = 1/n, n the row's length
-	MOVL       $0x3f800000, R10
-	VMOVD      R10, X3
+	MOVL       $0x3f800000, R11
+	VMOVD      R11, X3
 	VCVTSI2SSQ R9, X3, X4
 	VDIVSS     X4, X3, X3
 
@@ -26387,13 +26770,13 @@ loop0_summed:
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X2, X4
 	JA       done
 
@@ -26410,57 +26793,60 @@ loop0_summed:
 	VMULSS X3, X4, X3
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R10
-	VMOVD    R10, X4
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R10
-	VMOVD R10, X4
+	MOVL  $0x00000000, R11
+	VMOVD R11, X4
 
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R10
-	VMOVD        R10, X4
+	MOVL         $0x00007fff, R11
+	VMOVD        R11, X4
 	VPBROADCASTD X4, Y4
-	MOVL         $0x00400000, R10
-	VMOVD        R10, X5
+	MOVL         $0x00400000, R11
+	VMOVD        R11, X5
 	VPBROADCASTD X5, Y5
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
-	XORQ         R10, R10
-	MOVQ         R9, R11
-	ANDQ         $-32, R11
+	XORQ         R11, R11
+	MOVQ         R9, R12
+	ANDQ         $-32, R12
 	JZ           loop1_vectors
 
 loop1:
-	VPMOVZXWD   (CX)(R10*2), Y6
+	PREFETCHT1  (CX)(R10*1)
+	PREFETCHT1  (DX)(R10*1)
+	ADDQ        $+64, R10
+	VPMOVZXWD   (CX)(R11*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     (DI)(R10*4), Y7
+	VMOVUPS     (DI)(R11*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   (DX)(R10*2), Y7
+	VPMOVZXWD   (DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPMOVZXWD   16(CX)(R10*2), Y7
+	VPMOVZXWD   16(CX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     32(DI)(R10*4), Y8
+	VMOVUPS     32(DI)(R11*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y2, Y7, Y7
-	VPMOVZXWD   16(DX)(R10*2), Y8
+	VPMOVZXWD   16(DX)(R11*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VMULPS      Y1, Y8, Y8
@@ -26484,24 +26870,24 @@ loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, (AX)(R10*2)
-	VPMOVZXWD   32(CX)(R10*2), Y6
+	VMOVDQU     Y8, (AX)(R11*2)
+	VPMOVZXWD   32(CX)(R11*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     64(DI)(R10*4), Y7
+	VMOVUPS     64(DI)(R11*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   32(DX)(R10*2), Y7
+	VPMOVZXWD   32(DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPMOVZXWD   48(CX)(R10*2), Y7
+	VPMOVZXWD   48(CX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     96(DI)(R10*4), Y8
+	VMOVUPS     96(DI)(R11*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y2, Y7, Y7
-	VPMOVZXWD   48(DX)(R10*2), Y8
+	VPMOVZXWD   48(DX)(R11*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VMULPS      Y1, Y8, Y8
@@ -26525,24 +26911,24 @@ loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, 32(AX)(R10*2)
-	ADDQ        $+32, R10
-	CMPQ        R10, R11
+	VMOVDQU     Y8, 32(AX)(R11*2)
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop1
 
 loop1_vectors:
-	MOVQ R9, R11
-	ANDQ $-8, R11
-	CMPQ R10, R11
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	CMPQ R11, R10
 	JAE  loop1_tail
 
 loop1_vector:
-	VPMOVZXWD   (CX)(R10*2), Y6
+	VPMOVZXWD   (CX)(R11*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     (DI)(R10*4), Y7
+	VMOVUPS     (DI)(R11*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   (DX)(R10*2), Y7
+	VPMOVZXWD   (DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
 	VMULPS      Y1, Y7, Y7
@@ -26558,25 +26944,25 @@ loop1_vector:
 	VPSRLD      $0x10, Y7, Y7
 	VPACKUSDW   Y7, Y7, Y7
 	VPERMQ      $0x08, Y7, Y7
-	VMOVDQU     X7, (AX)(R10*2)
-	ADDQ        $+8, R10
-	CMPQ        R10, R11
+	VMOVDQU     X7, (AX)(R11*2)
+	ADDQ        $+8, R11
+	CMPQ        R11, R10
 	JB          loop1_vector
 
 loop1_tail:
-	CMPQ R10, R9
+	CMPQ R11, R9
 	JAE  loop1_done
 
 loop1_element:
-	MOVWLZX     (CX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X6
-	VMOVSS      (DI)(R10*4), X7
+	MOVWLZX     (CX)(R11*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X6
+	VMOVSS      (DI)(R11*4), X7
 	VMULSS      X7, X6, X6
 	VSUBSS      X2, X6, X6
-	MOVWLZX     (DX)(R10*2), R11
-	SHLL        $0x10, R11
-	VMOVD       R11, X7
+	MOVWLZX     (DX)(R11*2), R10
+	SHLL        $0x10, R10
+	VMOVD       R10, X7
 	VSUBSS      X0, X7, X7
 	VMULSS      X1, X7, X7
 	VFMADD231SS X3, X7, X6
@@ -26588,9 +26974,9 @@ loop1_element:
 	VCMPPS      $0x03, X6, X6, X8
 	VPOR        X5, X6, X6
 	VPBLENDVB   X8, X6, X7, X7
-	VPEXTRW     $0x01, X7, (AX)(R10*2)
-	INCQ        R10
-	CMPQ        R10, R9
+	VPEXTRW     $0x01, X7, (AX)(R11*2)
+	INCQ        R11
+	CMPQ        R11, R9
 	JB          loop1_element
 
 loop1_done:
