@@ -216,6 +216,7 @@ func (l *lowering) blockLoop() {
 	l.I(x86.CMPQ(l.rows, imm32(b)))
 	l.I(x86.JB(operand.LabelRef("row")))
 	l.label("rows")
+	l.startPrefetch()
 	l.body(b, "row")
 	l.advance(b)
 	l.I(x86.SUBQ(imm32(b), l.rows))

@@ -34,7 +34,7 @@ const prefetchAheadBytes = 4096
 //
 // Prefetch (NT functions only: measured, it slows L2-resident rows; but
 // half storage, which has no NT variants, prefetches in the plain
-// function, except where rows go in blocks, i.e. short rows): the
+// function): the
 // arrays the first loop reads from the row (x, f) are the streams; the
 // first loop waits on memory for them, and the later loops, which find
 // the row in cache, would leave memory idle. So the later loops prefetch
@@ -81,8 +81,8 @@ func (l *lowering) planStreaming() {
 	}
 
 	prefetch := l.f.NT
-	if elem := target.KernelElem(l.k); elem.Half() && !l.f.NT {
-		prefetch = l.f.H == 0 || 2*4*l.f.H > blockBytes // planBlock's rows of one
+	if target.KernelElem(l.k).Half() {
+		prefetch = true
 	}
 	if !prefetch || len(loops) < 2 || l.resident != nil || (l.f.H > 0 && l.f.H/l.lanes <= 2*unroll) {
 		return // prefetch only where the loops have block iterations
@@ -232,6 +232,7 @@ func (l *lowering) startPrefetch() {
 	if l.f.H > 0 {
 		ahead = max(1, (prefetchAheadBytes+l.pfElem*l.f.H-1)/(l.pfElem*l.f.H))
 	}
+	ahead = max(ahead, l.block) // past the block
 	l.comment("prefetch offset: %d row(s) ahead, fewer near the end", ahead)
 	pf := l.gp64()
 	l.I(x86.MOVQ(l.rows, pf))
