@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func avx512bf16BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -18,29 +18,37 @@ TEXT ·halfnormAvx512bf16BF16LayerNorm768(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 1536(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pivot = the row's first x
-	MOVWLZX 3072(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X2
+	MOVWLZX 1536(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pivot = the row's first x
-	MOVWLZX 4608(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X3
+	MOVWLZX 3072(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X2
+
+	// pivot = the row's first x
+	MOVWLZX 4608(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X3
 
 	// pass 1 over 4 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -49,13 +57,13 @@ rows:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VPSLLD $0x10, (CX)(DI*2), Z9
-	VPSLLD $0x10, 1536(CX)(DI*2), Z10
-	VPSLLD $0x10, 3072(CX)(DI*2), Z11
-	VPSLLD $0x10, 4608(CX)(DI*2), Z12
+	VPSLLD $0x10, (CX)(R8*2), Z9
+	VPSLLD $0x10, 1536(CX)(R8*2), Z10
+	VPSLLD $0x10, 3072(CX)(R8*2), Z11
+	VPSLLD $0x10, 4608(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -64,10 +72,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD (CX)(DI*2), Z4, Z9
-	VPANDD 1536(CX)(DI*2), Z4, Z10
-	VPANDD 3072(CX)(DI*2), Z4, Z11
-	VPANDD 4608(CX)(DI*2), Z4, Z12
+	VPANDD (CX)(R8*2), Z4, Z9
+	VPANDD 1536(CX)(R8*2), Z4, Z10
+	VPANDD 3072(CX)(R8*2), Z4, Z11
+	VPANDD 4608(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -76,10 +84,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(CX)(DI*2), Z9
-	VPSLLD $0x10, 1600(CX)(DI*2), Z10
-	VPSLLD $0x10, 3136(CX)(DI*2), Z11
-	VPSLLD $0x10, 4672(CX)(DI*2), Z12
+	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VPSLLD $0x10, 1600(CX)(R8*2), Z10
+	VPSLLD $0x10, 3136(CX)(R8*2), Z11
+	VPSLLD $0x10, 4672(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -88,10 +96,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD 64(CX)(DI*2), Z4, Z9
-	VPANDD 1600(CX)(DI*2), Z4, Z10
-	VPANDD 3136(CX)(DI*2), Z4, Z11
-	VPANDD 4672(CX)(DI*2), Z4, Z12
+	VPANDD 64(CX)(R8*2), Z4, Z9
+	VPANDD 1600(CX)(R8*2), Z4, Z10
+	VPANDD 3136(CX)(R8*2), Z4, Z11
+	VPANDD 4672(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -100,8 +108,8 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	ADDQ   $+64, DI
-	CMPQ   DI, $+768
+	ADDQ   $+64, R8
+	CMPQ   R8, $+768
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -145,8 +153,8 @@ bloop0:
 	VADDSS     X8, X4, X4
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X8
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X8
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -173,8 +181,8 @@ bloop0:
 	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z3
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -187,75 +195,77 @@ bloop0:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z14, Z14, Z14
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z15
-	VPSLLD      $0x10, 1536(CX)(DI*2), Z16
-	VPSLLD      $0x10, 3072(CX)(DI*2), Z17
-	VPSLLD      $0x10, 4608(CX)(DI*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      (CX)(DI*2), Z3, Z15
-	VPANDD      1536(CX)(DI*2), Z3, Z16
-	VPANDD      3072(CX)(DI*2), Z3, Z17
-	VPANDD      4608(CX)(DI*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPSLLD      $0x10, 64(CX)(DI*2), Z15
-	VPSLLD      $0x10, 1600(CX)(DI*2), Z16
-	VPSLLD      $0x10, 3136(CX)(DI*2), Z17
-	VPSLLD      $0x10, 4672(CX)(DI*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      64(CX)(DI*2), Z3, Z15
-	VPANDD      1600(CX)(DI*2), Z3, Z16
-	VPANDD      3136(CX)(DI*2), Z3, Z17
-	VPANDD      4672(CX)(DI*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPSLLD      $0x10, (CX)(R8*2), Z15
+	VPSLLD      $0x10, 1536(CX)(R8*2), Z16
+	VPSLLD      $0x10, 3072(CX)(R8*2), Z17
+	VPSLLD      $0x10, 4608(CX)(R8*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (CX)(R8*2), Z3, Z15
+	VPANDD      1536(CX)(R8*2), Z3, Z16
+	VPANDD      3072(CX)(R8*2), Z3, Z17
+	VPANDD      4608(CX)(R8*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(CX)(R8*2), Z15
+	VPSLLD      $0x10, 1600(CX)(R8*2), Z16
+	VPSLLD      $0x10, 3136(CX)(R8*2), Z17
+	VPSLLD      $0x10, 4672(CX)(R8*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(CX)(R8*2), Z3, Z15
+	VPANDD      1600(CX)(R8*2), Z3, Z16
+	VPANDD      3136(CX)(R8*2), Z3, Z17
+	VPANDD      4672(CX)(R8*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -387,8 +397,8 @@ bloop1:
 	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X12
 
 	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
@@ -403,52 +413,52 @@ bloop1:
 	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X8
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X9
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X9, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X11
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X11, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X6
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X12
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
@@ -475,31 +485,33 @@ bloop1:
 	VDIVSS X6, X12, X6
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z14
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z12
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z15
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   (CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     (BX)(DI*4), Z16
-	VMOVUPS     (DX)(DI*4), Z17
+	VMOVUPS     (BX)(R8*4), Z16
+	VMOVUPS     (DX)(R8*4), Z17
 	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPMOVZXWD   32(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     64(BX)(DI*4), Z17
-	VMOVUPS     64(DX)(DI*4), Z18
+	VMOVUPS     64(BX)(R8*4), Z17
+	VMOVUPS     64(DX)(R8*4), Z18
 	VFMADD231PS Z18, Z15, Z17
 	VFPCLASSPSZ $0x20, Z16, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -528,22 +540,22 @@ b0loop2:
 	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_0:
-	VMOVDQU16   Z15, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z15
+	VMOVDQU16   Z15, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     128(BX)(DI*4), Z16
-	VMOVUPS     128(DX)(DI*4), Z17
+	VMOVUPS     128(BX)(R8*4), Z16
+	VMOVUPS     128(DX)(R8*4), Z17
 	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPMOVZXWD   96(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     192(BX)(DI*4), Z17
-	VMOVUPS     192(DX)(DI*4), Z18
+	VMOVUPS     192(BX)(R8*4), Z17
+	VMOVUPS     192(DX)(R8*4), Z18
 	VFMADD231PS Z18, Z15, Z17
 	VFPCLASSPSZ $0x20, Z16, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -572,37 +584,39 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_1:
-	VMOVDQU16 Z15, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+768
+	VMOVDQU16 Z15, 64(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+768
 	JB        b0loop2
 
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X7, Z7
 	VBROADCASTSS X9, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b1loop2:
-	VPMOVZXWD   1536(CX)(DI*2), Z9
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   1536(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z14
+	VMOVUPS     (BX)(R8*4), Z12
+	VMOVUPS     (DX)(R8*4), Z14
 	VFMADD231PS Z14, Z9, Z12
-	VPMOVZXWD   1568(CX)(DI*2), Z9
+	VPMOVZXWD   1568(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z14
-	VMOVUPS     64(DX)(DI*4), Z15
+	VMOVUPS     64(BX)(R8*4), Z14
+	VMOVUPS     64(DX)(R8*4), Z15
 	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
 	VFPCLASSPSZ $0x20, Z14, K2
@@ -631,22 +645,22 @@ b1loop2:
 	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
 bf16_2:
-	VMOVDQU16   Z9, 1536(AX)(DI*2)
-	VPMOVZXWD   1600(CX)(DI*2), Z9
+	VMOVDQU16   Z9, 1536(AX)(R8*2)
+	VPMOVZXWD   1600(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z14
+	VMOVUPS     128(BX)(R8*4), Z12
+	VMOVUPS     128(DX)(R8*4), Z14
 	VFMADD231PS Z14, Z9, Z12
-	VPMOVZXWD   1632(CX)(DI*2), Z9
+	VPMOVZXWD   1632(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z14
-	VMOVUPS     192(DX)(DI*4), Z15
+	VMOVUPS     192(BX)(R8*4), Z14
+	VMOVUPS     192(DX)(R8*4), Z15
 	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
 	VFPCLASSPSZ $0x20, Z14, K2
@@ -675,37 +689,39 @@ bf16_2:
 	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
 bf16_3:
-	VMOVDQU16 Z9, 1600(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+768
+	VMOVDQU16 Z9, 1600(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+768
 	JB        b1loop2
 
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X10, Z5
 	VBROADCASTSS X11, Z7
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b2loop2:
-	VPMOVZXWD   3072(CX)(DI*2), Z8
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   3072(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z10
+	VMOVUPS     (BX)(R8*4), Z9
+	VMOVUPS     (DX)(R8*4), Z10
 	VFMADD231PS Z10, Z8, Z9
-	VPMOVZXWD   3104(CX)(DI*2), Z8
+	VPMOVZXWD   3104(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     64(BX)(DI*4), Z10
-	VMOVUPS     64(DX)(DI*4), Z11
+	VMOVUPS     64(BX)(R8*4), Z10
+	VMOVUPS     64(DX)(R8*4), Z11
 	VFMADD231PS Z11, Z8, Z10
 	VFPCLASSPSZ $0x20, Z9, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -734,22 +750,22 @@ b2loop2:
 	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
 bf16_4:
-	VMOVDQU16   Z8, 3072(AX)(DI*2)
-	VPMOVZXWD   3136(CX)(DI*2), Z8
+	VMOVDQU16   Z8, 3072(AX)(R8*2)
+	VPMOVZXWD   3136(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z10
+	VMOVUPS     128(BX)(R8*4), Z9
+	VMOVUPS     128(DX)(R8*4), Z10
 	VFMADD231PS Z10, Z8, Z9
-	VPMOVZXWD   3168(CX)(DI*2), Z8
+	VPMOVZXWD   3168(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     192(BX)(DI*4), Z10
-	VMOVUPS     192(DX)(DI*4), Z11
+	VMOVUPS     192(BX)(R8*4), Z10
+	VMOVUPS     192(DX)(R8*4), Z11
 	VFMADD231PS Z11, Z8, Z10
 	VFPCLASSPSZ $0x20, Z9, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -778,37 +794,39 @@ bf16_4:
 	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
 bf16_5:
-	VMOVDQU16 Z8, 3136(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+768
+	VMOVDQU16 Z8, 3136(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+768
 	JB        b2loop2
 
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X4, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X6, Z4
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b3loop2:
-	VPMOVZXWD   4608(CX)(DI*2), Z5
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   4608(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   4640(CX)(DI*2), Z5
+	VPMOVZXWD   4640(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z8
+	VMOVUPS     64(BX)(R8*4), Z7
+	VMOVUPS     64(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -837,22 +855,22 @@ b3loop2:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_6:
-	VMOVDQU16   Z5, 4608(AX)(DI*2)
-	VPMOVZXWD   4672(CX)(DI*2), Z5
+	VMOVDQU16   Z5, 4608(AX)(R8*2)
+	VPMOVZXWD   4672(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   4704(CX)(DI*2), Z5
+	VPMOVZXWD   4704(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z8
+	VMOVUPS     192(BX)(R8*4), Z7
+	VMOVUPS     192(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -881,9 +899,9 @@ bf16_6:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_7:
-	VMOVDQU16 Z5, 4672(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+768
+	VMOVDQU16 Z5, 4672(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+768
 	JB        b3loop2
 	ADDQ      $+6144, AX
 	ADDQ      $+6144, CX
@@ -894,36 +912,44 @@ bf16_7:
 	JZ        done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z0
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z0, Z6
+	VPANDD (CX)(R8*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z0, Z6
+	VPANDD 64(CX)(R8*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+768
+	ADDQ   $+64, R8
+	CMPQ   R8, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -940,8 +966,8 @@ loop0:
 	VADDSS     X2, X0, X0
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X2
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X0, X0
@@ -950,8 +976,8 @@ loop0:
 	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z0
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -961,27 +987,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z0, Z11
+	VPANDD      (CX)(R8*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
+	VPSLLD      $0x10, 64(CX)(R8*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z0, Z11
+	VPANDD      64(CX)(R8*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -1023,26 +1051,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -1051,31 +1079,33 @@ loop1:
 	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z3
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z2
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z3
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   (CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPMOVZXWD   32(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z8
+	VMOVUPS     64(BX)(R8*4), Z7
+	VMOVUPS     64(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -1104,22 +1134,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_8:
-	VMOVDQU16   Z5, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
+	VMOVDQU16   Z5, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPMOVZXWD   96(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z8
+	VMOVUPS     192(BX)(R8*4), Z7
+	VMOVUPS     192(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -1148,9 +1178,9 @@ bf16_8:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_9:
-	VMOVDQU16 Z5, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+768
+	VMOVDQU16 Z5, 64(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+768
 	JB        loop2
 	ADDQ      $+1536, AX
 	ADDQ      $+1536, CX
@@ -1165,7 +1195,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -1178,29 +1208,37 @@ TEXT ·halfnormAvx512BF16LayerNorm768(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 1536(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pivot = the row's first x
-	MOVWLZX 3072(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X2
+	MOVWLZX 1536(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pivot = the row's first x
-	MOVWLZX 4608(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X3
+	MOVWLZX 3072(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X2
+
+	// pivot = the row's first x
+	MOVWLZX 4608(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X3
 
 	// pass 1 over 4 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1209,13 +1247,13 @@ rows:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VPSLLD $0x10, (CX)(DI*2), Z9
-	VPSLLD $0x10, 1536(CX)(DI*2), Z10
-	VPSLLD $0x10, 3072(CX)(DI*2), Z11
-	VPSLLD $0x10, 4608(CX)(DI*2), Z12
+	VPSLLD $0x10, (CX)(R8*2), Z9
+	VPSLLD $0x10, 1536(CX)(R8*2), Z10
+	VPSLLD $0x10, 3072(CX)(R8*2), Z11
+	VPSLLD $0x10, 4608(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -1224,10 +1262,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD (CX)(DI*2), Z4, Z9
-	VPANDD 1536(CX)(DI*2), Z4, Z10
-	VPANDD 3072(CX)(DI*2), Z4, Z11
-	VPANDD 4608(CX)(DI*2), Z4, Z12
+	VPANDD (CX)(R8*2), Z4, Z9
+	VPANDD 1536(CX)(R8*2), Z4, Z10
+	VPANDD 3072(CX)(R8*2), Z4, Z11
+	VPANDD 4608(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -1236,10 +1274,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(CX)(DI*2), Z9
-	VPSLLD $0x10, 1600(CX)(DI*2), Z10
-	VPSLLD $0x10, 3136(CX)(DI*2), Z11
-	VPSLLD $0x10, 4672(CX)(DI*2), Z12
+	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VPSLLD $0x10, 1600(CX)(R8*2), Z10
+	VPSLLD $0x10, 3136(CX)(R8*2), Z11
+	VPSLLD $0x10, 4672(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -1248,10 +1286,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD 64(CX)(DI*2), Z4, Z9
-	VPANDD 1600(CX)(DI*2), Z4, Z10
-	VPANDD 3136(CX)(DI*2), Z4, Z11
-	VPANDD 4672(CX)(DI*2), Z4, Z12
+	VPANDD 64(CX)(R8*2), Z4, Z9
+	VPANDD 1600(CX)(R8*2), Z4, Z10
+	VPANDD 3136(CX)(R8*2), Z4, Z11
+	VPANDD 4672(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -1260,8 +1298,8 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	ADDQ   $+64, DI
-	CMPQ   DI, $+768
+	ADDQ   $+64, R8
+	CMPQ   R8, $+768
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -1305,8 +1343,8 @@ bloop0:
 	VADDSS     X8, X7, X7
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X8
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X8
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
@@ -1333,8 +1371,8 @@ bloop0:
 	VADDSS X7, X3, X3
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -1347,75 +1385,77 @@ bloop0:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z14
-	VPSLLD      $0x10, 1536(CX)(DI*2), Z15
-	VPSLLD      $0x10, 3072(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4608(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (CX)(DI*2), Z4, Z14
-	VPANDD      1536(CX)(DI*2), Z4, Z15
-	VPANDD      3072(CX)(DI*2), Z4, Z16
-	VPANDD      4608(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(CX)(DI*2), Z14
-	VPSLLD      $0x10, 1600(CX)(DI*2), Z15
-	VPSLLD      $0x10, 3136(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4672(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(CX)(DI*2), Z4, Z14
-	VPANDD      1600(CX)(DI*2), Z4, Z15
-	VPANDD      3136(CX)(DI*2), Z4, Z16
-	VPANDD      4672(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPSLLD      $0x10, (CX)(R8*2), Z14
+	VPSLLD      $0x10, 1536(CX)(R8*2), Z15
+	VPSLLD      $0x10, 3072(CX)(R8*2), Z16
+	VPSLLD      $0x10, 4608(CX)(R8*2), Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPANDD      (CX)(R8*2), Z4, Z14
+	VPANDD      1536(CX)(R8*2), Z4, Z15
+	VPANDD      3072(CX)(R8*2), Z4, Z16
+	VPANDD      4608(CX)(R8*2), Z4, Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPSLLD      $0x10, 64(CX)(R8*2), Z14
+	VPSLLD      $0x10, 1600(CX)(R8*2), Z15
+	VPSLLD      $0x10, 3136(CX)(R8*2), Z16
+	VPSLLD      $0x10, 4672(CX)(R8*2), Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPANDD      64(CX)(R8*2), Z4, Z14
+	VPANDD      1600(CX)(R8*2), Z4, Z15
+	VPANDD      3136(CX)(R8*2), Z4, Z16
+	VPANDD      4672(CX)(R8*2), Z4, Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -1547,8 +1587,8 @@ bloop1:
 	VSUBSS X15, X8, X8
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X12
 
 	// varianceEps = variance + eps
 	VADDSS X12, X6, X6
@@ -1563,52 +1603,52 @@ bloop1:
 	VADDSS X12, X8, X8
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X6
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X6, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X9
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X9, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X11
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X11, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X8
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X8, X12
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X12
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X6, X6, X6
@@ -1635,347 +1675,355 @@ bloop1:
 	VDIVSS X8, X12, X8
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z13
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X14
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X14, X14
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z12
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z13
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X14
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X14, X14
 	VPMOVZXBD    X14, Z14
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z15
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z15
 	VPMULLD      Z15, Z14, Z14
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z15
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z15
 	VPADDD       Z15, Z14, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X6, Z6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     (BX)(DI*4), Z16
-	VMOVUPS     (DX)(DI*4), Z17
-	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   32(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     64(BX)(DI*4), Z17
-	VMOVUPS     64(DX)(DI*4), Z18
-	VFMADD231PS Z18, Z15, Z17
-	VPSLLD      $0x0f, Z16, Z15
-	VPSRLD      $0x1f, Z15, Z15
-	VPADDD      Z12, Z15, Z15
-	VPADDD      Z16, Z15, Z15
-	VCMPPS      $0x03, Z16, Z16, K1
-	VPORD       Z13, Z16, K1, Z15
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z12, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z13, Z17, K1, Z16
-	VPERMT2W    Z16, Z14, Z15
-	VMOVDQU16   Z15, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     128(BX)(DI*4), Z16
-	VMOVUPS     128(DX)(DI*4), Z17
-	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   96(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     192(BX)(DI*4), Z17
-	VMOVUPS     192(DX)(DI*4), Z18
-	VFMADD231PS Z18, Z15, Z17
-	VPSLLD      $0x0f, Z16, Z15
-	VPSRLD      $0x1f, Z15, Z15
-	VPADDD      Z12, Z15, Z15
-	VPADDD      Z16, Z15, Z15
-	VCMPPS      $0x03, Z16, Z16, K1
-	VPORD       Z13, Z16, K1, Z15
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z12, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z13, Z17, K1, Z16
-	VPERMT2W    Z16, Z14, Z15
-	VMOVDQU16   Z15, 64(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPMOVZXWD   (CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     (BX)(R8*4), Z16
+	VMOVUPS     (DX)(R8*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     64(BX)(R8*4), Z17
+	VMOVUPS     64(DX)(R8*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     128(BX)(R8*4), Z16
+	VMOVUPS     128(DX)(R8*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     192(BX)(R8*4), Z17
+	VMOVUPS     192(DX)(R8*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, 64(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          b0loop2
 
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X6, X6
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z12
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z12
 	VPMULLD      Z12, Z6, Z6
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z12
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z12
 	VPADDD       Z12, Z6, Z6
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X9, Z9
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b1loop2:
-	VPMOVZXWD   1536(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     (BX)(DI*4), Z13
-	VMOVUPS     (DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VPMOVZXWD   1568(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     64(BX)(DI*4), Z14
-	VMOVUPS     64(DX)(DI*4), Z15
-	VFMADD231PS Z15, Z12, Z14
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z0, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z4, Z13, K1, Z12
-	VPSLLD      $0x0f, Z14, Z13
-	VPSRLD      $0x1f, Z13, Z13
-	VPADDD      Z0, Z13, Z13
-	VPADDD      Z14, Z13, Z13
-	VCMPPS      $0x03, Z14, Z14, K1
-	VPORD       Z4, Z14, K1, Z13
-	VPERMT2W    Z13, Z6, Z12
-	VMOVDQU16   Z12, 1536(AX)(DI*2)
-	VPMOVZXWD   1600(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     128(BX)(DI*4), Z13
-	VMOVUPS     128(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VPMOVZXWD   1632(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     192(BX)(DI*4), Z14
-	VMOVUPS     192(DX)(DI*4), Z15
-	VFMADD231PS Z15, Z12, Z14
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z0, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z4, Z13, K1, Z12
-	VPSLLD      $0x0f, Z14, Z13
-	VPSRLD      $0x1f, Z13, Z13
-	VPADDD      Z0, Z13, Z13
-	VPADDD      Z14, Z13, Z13
-	VCMPPS      $0x03, Z14, Z14, K1
-	VPORD       Z4, Z14, K1, Z13
-	VPERMT2W    Z13, Z6, Z12
-	VMOVDQU16   Z12, 1600(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPMOVZXWD   1536(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(R8*4), Z13
+	VMOVUPS     (DX)(R8*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   1568(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(R8*4), Z14
+	VMOVUPS     64(DX)(R8*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 1536(AX)(R8*2)
+	VPMOVZXWD   1600(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(R8*4), Z13
+	VMOVUPS     128(DX)(R8*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   1632(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(R8*4), Z14
+	VMOVUPS     192(DX)(R8*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 1600(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          b1loop2
 
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X4
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X4, X4
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X4, X4
 	VPMOVZXBD    X4, Z4
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z5
 	VPMULLD      Z5, Z4, Z4
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z5
 	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X7, Z5
 	VBROADCASTSS X11, Z6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b2loop2:
-	VPMOVZXWD   3072(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z11
-	VFMADD231PS Z11, Z7, Z9
-	VPMOVZXWD   3104(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     64(BX)(DI*4), Z11
-	VMOVUPS     64(DX)(DI*4), Z12
-	VFMADD231PS Z12, Z7, Z11
-	VPSLLD      $0x0f, Z9, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z9, Z7, Z7
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z1, Z9, K1, Z7
-	VPSLLD      $0x0f, Z11, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z11, Z9, Z9
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z9
-	VPERMT2W    Z9, Z4, Z7
-	VMOVDQU16   Z7, 3072(AX)(DI*2)
-	VPMOVZXWD   3136(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z11
-	VFMADD231PS Z11, Z7, Z9
-	VPMOVZXWD   3168(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     192(BX)(DI*4), Z11
-	VMOVUPS     192(DX)(DI*4), Z12
-	VFMADD231PS Z12, Z7, Z11
-	VPSLLD      $0x0f, Z9, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z9, Z7, Z7
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z1, Z9, K1, Z7
-	VPSLLD      $0x0f, Z11, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z11, Z9, Z9
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z9
-	VPERMT2W    Z9, Z4, Z7
-	VMOVDQU16   Z7, 3136(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPMOVZXWD   3072(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(R8*4), Z9
+	VMOVUPS     (DX)(R8*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   3104(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(R8*4), Z11
+	VMOVUPS     64(DX)(R8*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 3072(AX)(R8*2)
+	VPMOVZXWD   3136(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(R8*4), Z9
+	VMOVUPS     128(DX)(R8*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   3168(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(R8*4), Z11
+	VMOVUPS     192(DX)(R8*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 3136(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          b2loop2
 
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X2
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X2, X2
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X2
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X2, X2
 	VPMOVZXBD    X2, Z2
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z4
 	VPMULLD      Z4, Z2, Z2
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z4
 	VPADDD       Z4, Z2, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X10, Z4
 	VBROADCASTSS X8, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b3loop2:
-	VPMOVZXWD   4608(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   4640(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPERMT2W    Z7, Z2, Z6
-	VMOVDQU16   Z6, 4608(AX)(DI*2)
-	VPMOVZXWD   4672(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   4704(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPERMT2W    Z7, Z2, Z6
-	VMOVDQU16   Z6, 4672(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPMOVZXWD   4608(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   4640(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 4608(AX)(R8*2)
+	VPMOVZXWD   4672(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   4704(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 4672(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          b3loop2
 	ADDQ        $+6144, AX
 	ADDQ        $+6144, CX
@@ -1986,36 +2034,44 @@ b3loop2:
 	JZ          done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
+	VPANDD (CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
+	VPANDD 64(CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+768
+	ADDQ   $+64, R8
+	CMPQ   R8, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -2032,8 +2088,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X2
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -2042,8 +2098,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -2053,27 +2109,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
+	VPANDD      (CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
+	VPSLLD      $0x10, 64(CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
+	VPANDD      64(CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -2115,26 +2173,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -2143,89 +2201,91 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X5
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X5, X5
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z3
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X5, X5
 	VPMOVZXBD    X5, Z5
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z6
 	VPMULLD      Z6, Z5, Z5
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z6
 	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   32(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   96(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, 64(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+768
+	VPMOVZXWD   (CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+768
 	JB          loop2
 	ADDQ        $+1536, AX
 	ADDQ        $+1536, CX
@@ -2240,7 +2300,7 @@ done:
 	RET
 
 // func avx2BF16LayerNorm768(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNorm768(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2253,19 +2313,27 @@ TEXT ·halfnormAvx2BF16LayerNorm768(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000003, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 1536(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
+
+	// pivot = the row's first x
+	MOVWLZX 1536(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pass 1 over 2 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X2
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -2273,39 +2341,39 @@ rows:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VMOVDQU (CX)(DI*2), Y7
+	VMOVDQU (CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 1536(CX)(DI*2), Y8
+	VMOVDQU 1536(CX)(R8*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   (CX)(DI*2), Y2, Y7
-	VPAND   1536(CX)(DI*2), Y2, Y8
+	VPAND   (CX)(R8*2), Y2, Y7
+	VPAND   1536(CX)(R8*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	VMOVDQU 32(CX)(DI*2), Y7
+	VMOVDQU 32(CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 1568(CX)(DI*2), Y8
+	VMOVDQU 1568(CX)(R8*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   32(CX)(DI*2), Y2, Y7
-	VPAND   1568(CX)(DI*2), Y2, Y8
+	VPAND   32(CX)(R8*2), Y2, Y7
+	VPAND   1568(CX)(R8*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	ADDQ    $+32, DI
-	CMPQ    DI, $+768
+	ADDQ    $+32, R8
+	CMPQ    R8, $+768
 	JB      bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -2327,8 +2395,8 @@ bloop0:
 	VADDSS       X4, X3, X3
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X4
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
@@ -2343,8 +2411,8 @@ bloop0:
 	VADDSS X3, X1, X1
 
 	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X2
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -2356,12 +2424,14 @@ bloop0:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VMOVDQU     (CX)(DI*2), Y12
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVDQU     (CX)(R8*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     1536(CX)(DI*2), Y13
+	VMOVDQU     1536(CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -2369,17 +2439,17 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       (CX)(DI*2), Y2, Y12
-	VPAND       1536(CX)(DI*2), Y2, Y13
+	VPAND       (CX)(R8*2), Y2, Y12
+	VPAND       1536(CX)(R8*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	VMOVDQU     32(CX)(DI*2), Y12
+	VMOVDQU     32(CX)(R8*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     1568(CX)(DI*2), Y13
+	VMOVDQU     1568(CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -2387,16 +2457,16 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       32(CX)(DI*2), Y2, Y12
-	VPAND       1568(CX)(DI*2), Y2, Y13
+	VPAND       32(CX)(R8*2), Y2, Y12
+	VPAND       1568(CX)(R8*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	ADDQ        $+32, DI
-	CMPQ        DI, $+768
+	ADDQ        $+32, R8
+	CMPQ        R8, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -2689,39 +2759,47 @@ b1loop2:
 	JZ          done
 
 row:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000003, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+1536, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VMOVDQU (CX)(DI*2), Y6
+	VMOVDQU (CX)(R8*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VPAND   (CX)(DI*2), Y1, Y6
+	VPAND   (CX)(R8*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVDQU 32(CX)(DI*2), Y6
+	VMOVDQU 32(CX)(R8*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VPAND   32(CX)(DI*2), Y1, Y6
+	VPAND   32(CX)(R8*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, DI
-	CMPQ    DI, $+768
+	ADDQ    $+32, R8
+	CMPQ    R8, $+768
 	JB      loop0
 
 	// pivotSum = sum(x - pivot)
@@ -2736,8 +2814,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, DI
-	VMOVD DI, X2
+	MOVL  $0x3aaaaaab, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -2746,8 +2824,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -2758,29 +2836,31 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VMOVDQU     (CX)(DI*2), Y11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVDQU     (CX)(R8*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y3, Y3
 	VFMADD231PS Y11, Y11, Y7
-	VPAND       (CX)(DI*2), Y1, Y11
+	VPAND       (CX)(R8*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y4, Y4
 	VFMADD231PS Y11, Y11, Y8
-	VMOVDQU     32(CX)(DI*2), Y11
+	VMOVDQU     32(CX)(R8*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y5, Y5
 	VFMADD231PS Y11, Y11, Y9
-	VPAND       32(CX)(DI*2), Y1, Y11
+	VPAND       32(CX)(R8*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y6, Y6
 	VFMADD231PS Y11, Y11, Y10
-	ADDQ        $+32, DI
-	CMPQ        DI, $+768
+	ADDQ        $+32, R8
+	CMPQ        R8, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -2944,7 +3024,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -2957,29 +3037,37 @@ TEXT ·halfnormAvx512bf16BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 2048(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pivot = the row's first x
-	MOVWLZX 4096(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X2
+	MOVWLZX 2048(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pivot = the row's first x
-	MOVWLZX 6144(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X3
+	MOVWLZX 4096(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X2
+
+	// pivot = the row's first x
+	MOVWLZX 6144(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X3
 
 	// pass 1 over 4 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -2988,13 +3076,13 @@ rows:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VPSLLD $0x10, (CX)(DI*2), Z9
-	VPSLLD $0x10, 2048(CX)(DI*2), Z10
-	VPSLLD $0x10, 4096(CX)(DI*2), Z11
-	VPSLLD $0x10, 6144(CX)(DI*2), Z12
+	VPSLLD $0x10, (CX)(R8*2), Z9
+	VPSLLD $0x10, 2048(CX)(R8*2), Z10
+	VPSLLD $0x10, 4096(CX)(R8*2), Z11
+	VPSLLD $0x10, 6144(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -3003,10 +3091,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD (CX)(DI*2), Z4, Z9
-	VPANDD 2048(CX)(DI*2), Z4, Z10
-	VPANDD 4096(CX)(DI*2), Z4, Z11
-	VPANDD 6144(CX)(DI*2), Z4, Z12
+	VPANDD (CX)(R8*2), Z4, Z9
+	VPANDD 2048(CX)(R8*2), Z4, Z10
+	VPANDD 4096(CX)(R8*2), Z4, Z11
+	VPANDD 6144(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -3015,10 +3103,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(CX)(DI*2), Z9
-	VPSLLD $0x10, 2112(CX)(DI*2), Z10
-	VPSLLD $0x10, 4160(CX)(DI*2), Z11
-	VPSLLD $0x10, 6208(CX)(DI*2), Z12
+	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VPSLLD $0x10, 2112(CX)(R8*2), Z10
+	VPSLLD $0x10, 4160(CX)(R8*2), Z11
+	VPSLLD $0x10, 6208(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -3027,10 +3115,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD 64(CX)(DI*2), Z4, Z9
-	VPANDD 2112(CX)(DI*2), Z4, Z10
-	VPANDD 4160(CX)(DI*2), Z4, Z11
-	VPANDD 6208(CX)(DI*2), Z4, Z12
+	VPANDD 64(CX)(R8*2), Z4, Z9
+	VPANDD 2112(CX)(R8*2), Z4, Z10
+	VPANDD 4160(CX)(R8*2), Z4, Z11
+	VPANDD 6208(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -3039,8 +3127,8 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	ADDQ   $+64, DI
-	CMPQ   DI, $+1024
+	ADDQ   $+64, R8
+	CMPQ   R8, $+1024
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -3084,8 +3172,8 @@ bloop0:
 	VADDSS     X8, X4, X4
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X8
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X8
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -3112,8 +3200,8 @@ bloop0:
 	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z3
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -3126,75 +3214,77 @@ bloop0:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z14, Z14, Z14
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z15
-	VPSLLD      $0x10, 2048(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4096(CX)(DI*2), Z17
-	VPSLLD      $0x10, 6144(CX)(DI*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      (CX)(DI*2), Z3, Z15
-	VPANDD      2048(CX)(DI*2), Z3, Z16
-	VPANDD      4096(CX)(DI*2), Z3, Z17
-	VPANDD      6144(CX)(DI*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPSLLD      $0x10, 64(CX)(DI*2), Z15
-	VPSLLD      $0x10, 2112(CX)(DI*2), Z16
-	VPSLLD      $0x10, 4160(CX)(DI*2), Z17
-	VPSLLD      $0x10, 6208(CX)(DI*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      64(CX)(DI*2), Z3, Z15
-	VPANDD      2112(CX)(DI*2), Z3, Z16
-	VPANDD      4160(CX)(DI*2), Z3, Z17
-	VPANDD      6208(CX)(DI*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPSLLD      $0x10, (CX)(R8*2), Z15
+	VPSLLD      $0x10, 2048(CX)(R8*2), Z16
+	VPSLLD      $0x10, 4096(CX)(R8*2), Z17
+	VPSLLD      $0x10, 6144(CX)(R8*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (CX)(R8*2), Z3, Z15
+	VPANDD      2048(CX)(R8*2), Z3, Z16
+	VPANDD      4096(CX)(R8*2), Z3, Z17
+	VPANDD      6144(CX)(R8*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(CX)(R8*2), Z15
+	VPSLLD      $0x10, 2112(CX)(R8*2), Z16
+	VPSLLD      $0x10, 4160(CX)(R8*2), Z17
+	VPSLLD      $0x10, 6208(CX)(R8*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(CX)(R8*2), Z3, Z15
+	VPANDD      2112(CX)(R8*2), Z3, Z16
+	VPANDD      4160(CX)(R8*2), Z3, Z17
+	VPANDD      6208(CX)(R8*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -3326,8 +3416,8 @@ bloop1:
 	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X12
 
 	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
@@ -3342,52 +3432,52 @@ bloop1:
 	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X8
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X9
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X9, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X11
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X11, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X6
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X12
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
@@ -3414,31 +3504,33 @@ bloop1:
 	VDIVSS X6, X12, X6
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z14
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z12
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z15
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   (CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     (BX)(DI*4), Z16
-	VMOVUPS     (DX)(DI*4), Z17
+	VMOVUPS     (BX)(R8*4), Z16
+	VMOVUPS     (DX)(R8*4), Z17
 	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   32(CX)(DI*2), Z15
+	VPMOVZXWD   32(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     64(BX)(DI*4), Z17
-	VMOVUPS     64(DX)(DI*4), Z18
+	VMOVUPS     64(BX)(R8*4), Z17
+	VMOVUPS     64(DX)(R8*4), Z18
 	VFMADD231PS Z18, Z15, Z17
 	VFPCLASSPSZ $0x20, Z16, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -3467,22 +3559,22 @@ b0loop2:
 	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_0:
-	VMOVDQU16   Z15, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z15
+	VMOVDQU16   Z15, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     128(BX)(DI*4), Z16
-	VMOVUPS     128(DX)(DI*4), Z17
+	VMOVUPS     128(BX)(R8*4), Z16
+	VMOVUPS     128(DX)(R8*4), Z17
 	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   96(CX)(DI*2), Z15
+	VPMOVZXWD   96(CX)(R8*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z15, Z15
 	VSUBPS      Z5, Z15, Z15
 	VMULPS      Z8, Z15, Z15
-	VMOVUPS     192(BX)(DI*4), Z17
-	VMOVUPS     192(DX)(DI*4), Z18
+	VMOVUPS     192(BX)(R8*4), Z17
+	VMOVUPS     192(DX)(R8*4), Z18
 	VFMADD231PS Z18, Z15, Z17
 	VFPCLASSPSZ $0x20, Z16, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -3511,37 +3603,39 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y15, Z13, Z15
 
 bf16_1:
-	VMOVDQU16 Z15, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+1024
+	VMOVDQU16 Z15, 64(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+1024
 	JB        b0loop2
 
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X7, Z7
 	VBROADCASTSS X9, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b1loop2:
-	VPMOVZXWD   2048(CX)(DI*2), Z9
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   2048(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     (BX)(DI*4), Z12
-	VMOVUPS     (DX)(DI*4), Z14
+	VMOVUPS     (BX)(R8*4), Z12
+	VMOVUPS     (DX)(R8*4), Z14
 	VFMADD231PS Z14, Z9, Z12
-	VPMOVZXWD   2080(CX)(DI*2), Z9
+	VPMOVZXWD   2080(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     64(BX)(DI*4), Z14
-	VMOVUPS     64(DX)(DI*4), Z15
+	VMOVUPS     64(BX)(R8*4), Z14
+	VMOVUPS     64(DX)(R8*4), Z15
 	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
 	VFPCLASSPSZ $0x20, Z14, K2
@@ -3570,22 +3664,22 @@ b1loop2:
 	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
 bf16_2:
-	VMOVDQU16   Z9, 2048(AX)(DI*2)
-	VPMOVZXWD   2112(CX)(DI*2), Z9
+	VMOVDQU16   Z9, 2048(AX)(R8*2)
+	VPMOVZXWD   2112(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     128(BX)(DI*4), Z12
-	VMOVUPS     128(DX)(DI*4), Z14
+	VMOVUPS     128(BX)(R8*4), Z12
+	VMOVUPS     128(DX)(R8*4), Z14
 	VFMADD231PS Z14, Z9, Z12
-	VPMOVZXWD   2144(CX)(DI*2), Z9
+	VPMOVZXWD   2144(CX)(R8*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VSUBPS      Z7, Z9, Z9
 	VMULPS      Z8, Z9, Z9
-	VMOVUPS     192(BX)(DI*4), Z14
-	VMOVUPS     192(DX)(DI*4), Z15
+	VMOVUPS     192(BX)(R8*4), Z14
+	VMOVUPS     192(DX)(R8*4), Z15
 	VFMADD231PS Z15, Z9, Z14
 	VFPCLASSPSZ $0x20, Z12, K1
 	VFPCLASSPSZ $0x20, Z14, K2
@@ -3614,37 +3708,39 @@ bf16_2:
 	VINSERTI64X4 $0x01, Y9, Z13, Z9
 
 bf16_3:
-	VMOVDQU16 Z9, 2112(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+1024
+	VMOVDQU16 Z9, 2112(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+1024
 	JB        b1loop2
 
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X10, Z5
 	VBROADCASTSS X11, Z7
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b2loop2:
-	VPMOVZXWD   4096(CX)(DI*2), Z8
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   4096(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z10
+	VMOVUPS     (BX)(R8*4), Z9
+	VMOVUPS     (DX)(R8*4), Z10
 	VFMADD231PS Z10, Z8, Z9
-	VPMOVZXWD   4128(CX)(DI*2), Z8
+	VPMOVZXWD   4128(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     64(BX)(DI*4), Z10
-	VMOVUPS     64(DX)(DI*4), Z11
+	VMOVUPS     64(BX)(R8*4), Z10
+	VMOVUPS     64(DX)(R8*4), Z11
 	VFMADD231PS Z11, Z8, Z10
 	VFPCLASSPSZ $0x20, Z9, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -3673,22 +3769,22 @@ b2loop2:
 	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
 bf16_4:
-	VMOVDQU16   Z8, 4096(AX)(DI*2)
-	VPMOVZXWD   4160(CX)(DI*2), Z8
+	VMOVDQU16   Z8, 4096(AX)(R8*2)
+	VPMOVZXWD   4160(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z10
+	VMOVUPS     128(BX)(R8*4), Z9
+	VMOVUPS     128(DX)(R8*4), Z10
 	VFMADD231PS Z10, Z8, Z9
-	VPMOVZXWD   4192(CX)(DI*2), Z8
+	VPMOVZXWD   4192(CX)(R8*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
 	VMULPS      Z7, Z8, Z8
-	VMOVUPS     192(BX)(DI*4), Z10
-	VMOVUPS     192(DX)(DI*4), Z11
+	VMOVUPS     192(BX)(R8*4), Z10
+	VMOVUPS     192(DX)(R8*4), Z11
 	VFMADD231PS Z11, Z8, Z10
 	VFPCLASSPSZ $0x20, Z9, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -3717,37 +3813,39 @@ bf16_4:
 	VINSERTI64X4 $0x01, Y8, Z13, Z8
 
 bf16_5:
-	VMOVDQU16 Z8, 4160(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+1024
+	VMOVDQU16 Z8, 4160(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+1024
 	JB        b2loop2
 
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X4, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X6, Z4
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b3loop2:
-	VPMOVZXWD   6144(CX)(DI*2), Z5
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   6144(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   6176(CX)(DI*2), Z5
+	VPMOVZXWD   6176(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z8
+	VMOVUPS     64(BX)(R8*4), Z7
+	VMOVUPS     64(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -3776,22 +3874,22 @@ b3loop2:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_6:
-	VMOVDQU16   Z5, 6144(AX)(DI*2)
-	VPMOVZXWD   6208(CX)(DI*2), Z5
+	VMOVDQU16   Z5, 6144(AX)(R8*2)
+	VPMOVZXWD   6208(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   6240(CX)(DI*2), Z5
+	VPMOVZXWD   6240(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z8
+	VMOVUPS     192(BX)(R8*4), Z7
+	VMOVUPS     192(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -3820,9 +3918,9 @@ bf16_6:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_7:
-	VMOVDQU16 Z5, 6208(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+1024
+	VMOVDQU16 Z5, 6208(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+1024
 	JB        b3loop2
 	ADDQ      $+8192, AX
 	ADDQ      $+8192, CX
@@ -3833,36 +3931,44 @@ bf16_7:
 	JZ        done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z0
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z0, Z6
+	VPANDD (CX)(R8*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z0, Z6
+	VPANDD 64(CX)(R8*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+1024
+	ADDQ   $+64, R8
+	CMPQ   R8, $+1024
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -3879,8 +3985,8 @@ loop0:
 	VADDSS     X2, X0, X0
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X2
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X0, X0
@@ -3889,8 +3995,8 @@ loop0:
 	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z0
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -3900,27 +4006,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z0, Z11
+	VPANDD      (CX)(R8*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
+	VPSLLD      $0x10, 64(CX)(R8*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z0, Z11
+	VPANDD      64(CX)(R8*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -3962,26 +4070,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -3990,31 +4098,33 @@ loop1:
 	VDIVSS X2, X3, X4
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z2
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z3
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z2
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z3
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z5
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPMOVZXWD   (CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (BX)(DI*4), Z6
-	VMOVUPS     (DX)(DI*4), Z7
+	VMOVUPS     (BX)(R8*4), Z6
+	VMOVUPS     (DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   32(CX)(DI*2), Z5
+	VPMOVZXWD   32(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(BX)(DI*4), Z7
-	VMOVUPS     64(DX)(DI*4), Z8
+	VMOVUPS     64(BX)(R8*4), Z7
+	VMOVUPS     64(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -4043,22 +4153,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_8:
-	VMOVDQU16   Z5, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z5
+	VMOVDQU16   Z5, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(BX)(DI*4), Z6
-	VMOVUPS     128(DX)(DI*4), Z7
+	VMOVUPS     128(BX)(R8*4), Z6
+	VMOVUPS     128(DX)(R8*4), Z7
 	VFMADD231PS Z7, Z5, Z6
-	VPMOVZXWD   96(CX)(DI*2), Z5
+	VPMOVZXWD   96(CX)(R8*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z1, Z5, Z5
 	VSUBPS      Z0, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(BX)(DI*4), Z7
-	VMOVUPS     192(DX)(DI*4), Z8
+	VMOVUPS     192(BX)(R8*4), Z7
+	VMOVUPS     192(DX)(R8*4), Z8
 	VFMADD231PS Z8, Z5, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
@@ -4087,9 +4197,9 @@ bf16_8:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_9:
-	VMOVDQU16 Z5, 64(AX)(DI*2)
-	ADDQ      $+64, DI
-	CMPQ      DI, $+1024
+	VMOVDQU16 Z5, 64(AX)(R8*2)
+	ADDQ      $+64, R8
+	CMPQ      R8, $+1024
 	JB        loop2
 	ADDQ      $+2048, AX
 	ADDQ      $+2048, CX
@@ -4104,7 +4214,7 @@ done:
 	RET
 
 // func avx512BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -4117,29 +4227,37 @@ TEXT ·halfnormAvx512BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 2048(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pivot = the row's first x
-	MOVWLZX 4096(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X2
+	MOVWLZX 2048(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pivot = the row's first x
-	MOVWLZX 6144(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X3
+	MOVWLZX 4096(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X2
+
+	// pivot = the row's first x
+	MOVWLZX 6144(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X3
 
 	// pass 1 over 4 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4148,13 +4266,13 @@ rows:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VPSLLD $0x10, (CX)(DI*2), Z9
-	VPSLLD $0x10, 2048(CX)(DI*2), Z10
-	VPSLLD $0x10, 4096(CX)(DI*2), Z11
-	VPSLLD $0x10, 6144(CX)(DI*2), Z12
+	VPSLLD $0x10, (CX)(R8*2), Z9
+	VPSLLD $0x10, 2048(CX)(R8*2), Z10
+	VPSLLD $0x10, 4096(CX)(R8*2), Z11
+	VPSLLD $0x10, 6144(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -4163,10 +4281,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD (CX)(DI*2), Z4, Z9
-	VPANDD 2048(CX)(DI*2), Z4, Z10
-	VPANDD 4096(CX)(DI*2), Z4, Z11
-	VPANDD 6144(CX)(DI*2), Z4, Z12
+	VPANDD (CX)(R8*2), Z4, Z9
+	VPANDD 2048(CX)(R8*2), Z4, Z10
+	VPANDD 4096(CX)(R8*2), Z4, Z11
+	VPANDD 6144(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -4175,10 +4293,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(CX)(DI*2), Z9
-	VPSLLD $0x10, 2112(CX)(DI*2), Z10
-	VPSLLD $0x10, 4160(CX)(DI*2), Z11
-	VPSLLD $0x10, 6208(CX)(DI*2), Z12
+	VPSLLD $0x10, 64(CX)(R8*2), Z9
+	VPSLLD $0x10, 2112(CX)(R8*2), Z10
+	VPSLLD $0x10, 4160(CX)(R8*2), Z11
+	VPSLLD $0x10, 6208(CX)(R8*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -4187,10 +4305,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD 64(CX)(DI*2), Z4, Z9
-	VPANDD 2112(CX)(DI*2), Z4, Z10
-	VPANDD 4160(CX)(DI*2), Z4, Z11
-	VPANDD 6208(CX)(DI*2), Z4, Z12
+	VPANDD 64(CX)(R8*2), Z4, Z9
+	VPANDD 2112(CX)(R8*2), Z4, Z10
+	VPANDD 4160(CX)(R8*2), Z4, Z11
+	VPANDD 6208(CX)(R8*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -4199,8 +4317,8 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	ADDQ   $+64, DI
-	CMPQ   DI, $+1024
+	ADDQ   $+64, R8
+	CMPQ   R8, $+1024
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -4244,8 +4362,8 @@ bloop0:
 	VADDSS     X8, X7, X7
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X8
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X8
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X4, X4
@@ -4272,8 +4390,8 @@ bloop0:
 	VADDSS X7, X3, X3
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -4286,75 +4404,77 @@ bloop0:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z13, Z13, Z13
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z14
-	VPSLLD      $0x10, 2048(CX)(DI*2), Z15
-	VPSLLD      $0x10, 4096(CX)(DI*2), Z16
-	VPSLLD      $0x10, 6144(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      (CX)(DI*2), Z4, Z14
-	VPANDD      2048(CX)(DI*2), Z4, Z15
-	VPANDD      4096(CX)(DI*2), Z4, Z16
-	VPANDD      6144(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPSLLD      $0x10, 64(CX)(DI*2), Z14
-	VPSLLD      $0x10, 2112(CX)(DI*2), Z15
-	VPSLLD      $0x10, 4160(CX)(DI*2), Z16
-	VPSLLD      $0x10, 6208(CX)(DI*2), Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
-	VPANDD      64(CX)(DI*2), Z4, Z14
-	VPANDD      2112(CX)(DI*2), Z4, Z15
-	VPANDD      4160(CX)(DI*2), Z4, Z16
-	VPANDD      6208(CX)(DI*2), Z4, Z17
-	VSUBPS      Z0, Z14, Z14
-	VSUBPS      Z1, Z15, Z15
-	VSUBPS      Z2, Z16, Z16
-	VSUBPS      Z3, Z17, Z17
-	VADDPS      Z14, Z5, Z5
-	VADDPS      Z15, Z7, Z7
-	VADDPS      Z16, Z10, Z10
-	VADDPS      Z17, Z12, Z12
-	VFMADD231PS Z14, Z14, Z6
-	VFMADD231PS Z15, Z15, Z9
-	VFMADD231PS Z16, Z16, Z11
-	VFMADD231PS Z17, Z17, Z13
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPSLLD      $0x10, (CX)(R8*2), Z14
+	VPSLLD      $0x10, 2048(CX)(R8*2), Z15
+	VPSLLD      $0x10, 4096(CX)(R8*2), Z16
+	VPSLLD      $0x10, 6144(CX)(R8*2), Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPANDD      (CX)(R8*2), Z4, Z14
+	VPANDD      2048(CX)(R8*2), Z4, Z15
+	VPANDD      4096(CX)(R8*2), Z4, Z16
+	VPANDD      6144(CX)(R8*2), Z4, Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPSLLD      $0x10, 64(CX)(R8*2), Z14
+	VPSLLD      $0x10, 2112(CX)(R8*2), Z15
+	VPSLLD      $0x10, 4160(CX)(R8*2), Z16
+	VPSLLD      $0x10, 6208(CX)(R8*2), Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	VPANDD      64(CX)(R8*2), Z4, Z14
+	VPANDD      2112(CX)(R8*2), Z4, Z15
+	VPANDD      4160(CX)(R8*2), Z4, Z16
+	VPANDD      6208(CX)(R8*2), Z4, Z17
+	VSUBPS      Z0, Z14, Z14
+	VSUBPS      Z1, Z15, Z15
+	VSUBPS      Z2, Z16, Z16
+	VSUBPS      Z3, Z17, Z17
+	VADDPS      Z14, Z5, Z5
+	VADDPS      Z15, Z7, Z7
+	VADDPS      Z16, Z10, Z10
+	VADDPS      Z17, Z12, Z12
+	VFMADD231PS Z14, Z14, Z6
+	VFMADD231PS Z15, Z15, Z9
+	VFMADD231PS Z16, Z16, Z11
+	VFMADD231PS Z17, Z17, Z13
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -4486,8 +4606,8 @@ bloop1:
 	VSUBSS X15, X8, X8
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X12
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X12
 
 	// varianceEps = variance + eps
 	VADDSS X12, X6, X6
@@ -4502,52 +4622,52 @@ bloop1:
 	VADDSS X12, X8, X8
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X6
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X6, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X9
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X9, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X11
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X11, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X12
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X12
 	VUCOMISS X12, X8
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X12
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X12
 	VUCOMISS X8, X12
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X12
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X12
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X6, X6, X6
@@ -4574,347 +4694,355 @@ bloop1:
 	VDIVSS X8, X12, X8
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z12
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z13
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X14
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X14, X14
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z12
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z13
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X14
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X14, X14
 	VPMOVZXBD    X14, Z14
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z15
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z15
 	VPMULLD      Z15, Z14, Z14
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z15
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z15
 	VPADDD       Z15, Z14, Z14
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X6, Z6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b0loop2:
-	VPMOVZXWD   (CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     (BX)(DI*4), Z16
-	VMOVUPS     (DX)(DI*4), Z17
-	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   32(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     64(BX)(DI*4), Z17
-	VMOVUPS     64(DX)(DI*4), Z18
-	VFMADD231PS Z18, Z15, Z17
-	VPSLLD      $0x0f, Z16, Z15
-	VPSRLD      $0x1f, Z15, Z15
-	VPADDD      Z12, Z15, Z15
-	VPADDD      Z16, Z15, Z15
-	VCMPPS      $0x03, Z16, Z16, K1
-	VPORD       Z13, Z16, K1, Z15
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z12, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z13, Z17, K1, Z16
-	VPERMT2W    Z16, Z14, Z15
-	VMOVDQU16   Z15, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     128(BX)(DI*4), Z16
-	VMOVUPS     128(DX)(DI*4), Z17
-	VFMADD231PS Z17, Z15, Z16
-	VPMOVZXWD   96(CX)(DI*2), Z15
-	VPSLLD      $0x10, Z15, Z15
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z4, Z15, Z15
-	VMULPS      Z6, Z15, Z15
-	VMOVUPS     192(BX)(DI*4), Z17
-	VMOVUPS     192(DX)(DI*4), Z18
-	VFMADD231PS Z18, Z15, Z17
-	VPSLLD      $0x0f, Z16, Z15
-	VPSRLD      $0x1f, Z15, Z15
-	VPADDD      Z12, Z15, Z15
-	VPADDD      Z16, Z15, Z15
-	VCMPPS      $0x03, Z16, Z16, K1
-	VPORD       Z13, Z16, K1, Z15
-	VPSLLD      $0x0f, Z17, Z16
-	VPSRLD      $0x1f, Z16, Z16
-	VPADDD      Z12, Z16, Z16
-	VPADDD      Z17, Z16, Z16
-	VCMPPS      $0x03, Z17, Z17, K1
-	VPORD       Z13, Z17, K1, Z16
-	VPERMT2W    Z16, Z14, Z15
-	VMOVDQU16   Z15, 64(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPMOVZXWD   (CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     (BX)(R8*4), Z16
+	VMOVUPS     (DX)(R8*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   32(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     64(BX)(R8*4), Z17
+	VMOVUPS     64(DX)(R8*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     128(BX)(R8*4), Z16
+	VMOVUPS     128(DX)(R8*4), Z17
+	VFMADD231PS Z17, Z15, Z16
+	VPMOVZXWD   96(CX)(R8*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z4, Z15, Z15
+	VMULPS      Z6, Z15, Z15
+	VMOVUPS     192(BX)(R8*4), Z17
+	VMOVUPS     192(DX)(R8*4), Z18
+	VFMADD231PS Z18, Z15, Z17
+	VPSLLD      $0x0f, Z16, Z15
+	VPSRLD      $0x1f, Z15, Z15
+	VPADDD      Z12, Z15, Z15
+	VPADDD      Z16, Z15, Z15
+	VCMPPS      $0x03, Z16, Z16, K1
+	VPORD       Z13, Z16, K1, Z15
+	VPSLLD      $0x0f, Z17, Z16
+	VPSRLD      $0x1f, Z16, Z16
+	VPADDD      Z12, Z16, Z16
+	VPADDD      Z17, Z16, Z16
+	VCMPPS      $0x03, Z17, Z17, K1
+	VPORD       Z13, Z17, K1, Z16
+	VPERMT2W    Z16, Z14, Z15
+	VMOVDQU16   Z15, 64(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          b0loop2
 
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X6, X6
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z12
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z12
 	VPMULLD      Z12, Z6, Z6
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z12
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z12
 	VPADDD       Z12, Z6, Z6
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X9, Z9
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b1loop2:
-	VPMOVZXWD   2048(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     (BX)(DI*4), Z13
-	VMOVUPS     (DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VPMOVZXWD   2080(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     64(BX)(DI*4), Z14
-	VMOVUPS     64(DX)(DI*4), Z15
-	VFMADD231PS Z15, Z12, Z14
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z0, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z4, Z13, K1, Z12
-	VPSLLD      $0x0f, Z14, Z13
-	VPSRLD      $0x1f, Z13, Z13
-	VPADDD      Z0, Z13, Z13
-	VPADDD      Z14, Z13, Z13
-	VCMPPS      $0x03, Z14, Z14, K1
-	VPORD       Z4, Z14, K1, Z13
-	VPERMT2W    Z13, Z6, Z12
-	VMOVDQU16   Z12, 2048(AX)(DI*2)
-	VPMOVZXWD   2112(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     128(BX)(DI*4), Z13
-	VMOVUPS     128(DX)(DI*4), Z14
-	VFMADD231PS Z14, Z12, Z13
-	VPMOVZXWD   2144(CX)(DI*2), Z12
-	VPSLLD      $0x10, Z12, Z12
-	VSUBPS      Z1, Z12, Z12
-	VSUBPS      Z5, Z12, Z12
-	VMULPS      Z9, Z12, Z12
-	VMOVUPS     192(BX)(DI*4), Z14
-	VMOVUPS     192(DX)(DI*4), Z15
-	VFMADD231PS Z15, Z12, Z14
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z0, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z4, Z13, K1, Z12
-	VPSLLD      $0x0f, Z14, Z13
-	VPSRLD      $0x1f, Z13, Z13
-	VPADDD      Z0, Z13, Z13
-	VPADDD      Z14, Z13, Z13
-	VCMPPS      $0x03, Z14, Z14, K1
-	VPORD       Z4, Z14, K1, Z13
-	VPERMT2W    Z13, Z6, Z12
-	VMOVDQU16   Z12, 2112(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPMOVZXWD   2048(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     (BX)(R8*4), Z13
+	VMOVUPS     (DX)(R8*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   2080(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     64(BX)(R8*4), Z14
+	VMOVUPS     64(DX)(R8*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 2048(AX)(R8*2)
+	VPMOVZXWD   2112(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     128(BX)(R8*4), Z13
+	VMOVUPS     128(DX)(R8*4), Z14
+	VFMADD231PS Z14, Z12, Z13
+	VPMOVZXWD   2144(CX)(R8*2), Z12
+	VPSLLD      $0x10, Z12, Z12
+	VSUBPS      Z1, Z12, Z12
+	VSUBPS      Z5, Z12, Z12
+	VMULPS      Z9, Z12, Z12
+	VMOVUPS     192(BX)(R8*4), Z14
+	VMOVUPS     192(DX)(R8*4), Z15
+	VFMADD231PS Z15, Z12, Z14
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z0, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z4, Z13, K1, Z12
+	VPSLLD      $0x0f, Z14, Z13
+	VPSRLD      $0x1f, Z13, Z13
+	VPADDD      Z0, Z13, Z13
+	VPADDD      Z14, Z13, Z13
+	VCMPPS      $0x03, Z14, Z14, K1
+	VPORD       Z4, Z14, K1, Z13
+	VPERMT2W    Z13, Z6, Z12
+	VMOVDQU16   Z12, 2112(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          b1loop2
 
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X4
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X4, X4
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X4, X4
 	VPMOVZXBD    X4, Z4
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z5
 	VPMULLD      Z5, Z4, Z4
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z5
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z5
 	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X7, Z5
 	VBROADCASTSS X11, Z6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b2loop2:
-	VPMOVZXWD   4096(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     (BX)(DI*4), Z9
-	VMOVUPS     (DX)(DI*4), Z11
-	VFMADD231PS Z11, Z7, Z9
-	VPMOVZXWD   4128(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     64(BX)(DI*4), Z11
-	VMOVUPS     64(DX)(DI*4), Z12
-	VFMADD231PS Z12, Z7, Z11
-	VPSLLD      $0x0f, Z9, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z9, Z7, Z7
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z1, Z9, K1, Z7
-	VPSLLD      $0x0f, Z11, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z11, Z9, Z9
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z9
-	VPERMT2W    Z9, Z4, Z7
-	VMOVDQU16   Z7, 4096(AX)(DI*2)
-	VPMOVZXWD   4160(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     128(BX)(DI*4), Z9
-	VMOVUPS     128(DX)(DI*4), Z11
-	VFMADD231PS Z11, Z7, Z9
-	VPMOVZXWD   4192(CX)(DI*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z2, Z7, Z7
-	VSUBPS      Z5, Z7, Z7
-	VMULPS      Z6, Z7, Z7
-	VMOVUPS     192(BX)(DI*4), Z11
-	VMOVUPS     192(DX)(DI*4), Z12
-	VFMADD231PS Z12, Z7, Z11
-	VPSLLD      $0x0f, Z9, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z9, Z7, Z7
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z1, Z9, K1, Z7
-	VPSLLD      $0x0f, Z11, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z11, Z9, Z9
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z1, Z11, K1, Z9
-	VPERMT2W    Z9, Z4, Z7
-	VMOVDQU16   Z7, 4160(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPMOVZXWD   4096(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     (BX)(R8*4), Z9
+	VMOVUPS     (DX)(R8*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   4128(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     64(BX)(R8*4), Z11
+	VMOVUPS     64(DX)(R8*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 4096(AX)(R8*2)
+	VPMOVZXWD   4160(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     128(BX)(R8*4), Z9
+	VMOVUPS     128(DX)(R8*4), Z11
+	VFMADD231PS Z11, Z7, Z9
+	VPMOVZXWD   4192(CX)(R8*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z2, Z7, Z7
+	VSUBPS      Z5, Z7, Z7
+	VMULPS      Z6, Z7, Z7
+	VMOVUPS     192(BX)(R8*4), Z11
+	VMOVUPS     192(DX)(R8*4), Z12
+	VFMADD231PS Z12, Z7, Z11
+	VPSLLD      $0x0f, Z9, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z9, Z7, Z7
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z1, Z9, K1, Z7
+	VPSLLD      $0x0f, Z11, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z11, Z9, Z9
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z1, Z11, K1, Z9
+	VPERMT2W    Z9, Z4, Z7
+	VMOVDQU16   Z7, 4160(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          b2loop2
 
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z0
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z1
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X2
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X2, X2
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z0
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z1
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X2
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X2, X2
 	VPMOVZXBD    X2, Z2
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z4
 	VPMULLD      Z4, Z2, Z2
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z4
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z4
 	VPADDD       Z4, Z2, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X10, Z4
 	VBROADCASTSS X8, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 b3loop2:
-	VPMOVZXWD   6144(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   6176(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPERMT2W    Z7, Z2, Z6
-	VMOVDQU16   Z6, 6144(AX)(DI*2)
-	VPMOVZXWD   6208(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   6240(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z3, Z6, Z6
-	VSUBPS      Z4, Z6, Z6
-	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z0, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z1, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z0, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z1, Z8, K1, Z7
-	VPERMT2W    Z7, Z2, Z6
-	VMOVDQU16   Z6, 6208(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPMOVZXWD   6144(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   6176(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 6144(AX)(R8*2)
+	VPMOVZXWD   6208(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   6240(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z3, Z6, Z6
+	VSUBPS      Z4, Z6, Z6
+	VMULPS      Z5, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z0, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z1, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z0, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z1, Z8, K1, Z7
+	VPERMT2W    Z7, Z2, Z6
+	VMOVDQU16   Z6, 6208(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          b3loop2
 	ADDQ        $+8192, AX
 	ADDQ        $+8192, CX
@@ -4925,36 +5053,44 @@ b3loop2:
 	JZ          done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000004, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VPSLLD $0x10, (CX)(DI*2), Z6
+	VPSLLD $0x10, (CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (CX)(DI*2), Z1, Z6
+	VPANDD (CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(CX)(DI*2), Z6
+	VPSLLD $0x10, 64(CX)(R8*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(CX)(DI*2), Z1, Z6
+	VPANDD 64(CX)(R8*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, DI
-	CMPQ   DI, $+1024
+	ADDQ   $+64, R8
+	CMPQ   R8, $+1024
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -4971,8 +5107,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X2
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -4981,8 +5117,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VPBROADCASTD DI, Z1
+	MOVL         $0xffff0000, R8
+	VPBROADCASTD R8, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -4992,27 +5128,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VPSLLD      $0x10, (CX)(DI*2), Z11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VPSLLD      $0x10, (CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (CX)(DI*2), Z1, Z11
+	VPANDD      (CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(CX)(DI*2), Z11
+	VPSLLD      $0x10, 64(CX)(R8*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(CX)(DI*2), Z1, Z11
+	VPANDD      64(CX)(R8*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -5054,26 +5192,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, DI
-	VMOVD DI, X3
+	MOVL  $0x3727c5ac, R8
+	VMOVD R8, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, DI
-	VMOVD    DI, X3
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, DI
-	VMOVD    DI, X3
+	MOVL     $0x15f79688, R8
+	VMOVD    R8, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, DI
-	VMOVD DI, X3
+	MOVL  $0x3f800000, R8
+	VMOVD R8, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -5082,89 +5220,91 @@ loop1:
 	VDIVSS X2, X3, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, DI
-	VPBROADCASTD DI, Z3
-	MOVL         $0x00400000, DI
-	VPBROADCASTD DI, Z4
-	MOVQ         $0x0706050403020100, DI
-	VMOVQ        DI, X5
-	MOVQ         $0x0f0e0d0c0b0a0908, DI
-	VPINSRQ      $0x01, DI, X5, X5
+	MOVL         $0x00007fff, R8
+	VPBROADCASTD R8, Z3
+	MOVL         $0x00400000, R8
+	VPBROADCASTD R8, Z4
+	MOVQ         $0x0706050403020100, R8
+	VMOVQ        R8, X5
+	MOVQ         $0x0f0e0d0c0b0a0908, R8
+	VPINSRQ      $0x01, R8, X5, X5
 	VPMOVZXBD    X5, Z5
-	MOVL         $0x00040004, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00040004, R8
+	VPBROADCASTD R8, Z6
 	VPMULLD      Z6, Z5, Z5
-	MOVL         $0x00030001, DI
-	VPBROADCASTD DI, Z6
+	MOVL         $0x00030001, R8
+	VPBROADCASTD R8, Z6
 	VPADDD       Z6, Z5, Z5
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop2:
-	VPMOVZXWD   (CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     (BX)(DI*4), Z7
-	VMOVUPS     (DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   32(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     64(BX)(DI*4), Z8
-	VMOVUPS     64(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, (AX)(DI*2)
-	VPMOVZXWD   64(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     128(BX)(DI*4), Z7
-	VMOVUPS     128(DX)(DI*4), Z8
-	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   96(CX)(DI*2), Z6
-	VPSLLD      $0x10, Z6, Z6
-	VSUBPS      Z0, Z6, Z6
-	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VMOVUPS     192(BX)(DI*4), Z8
-	VMOVUPS     192(DX)(DI*4), Z9
-	VFMADD231PS Z9, Z6, Z8
-	VPSLLD      $0x0f, Z7, Z6
-	VPSRLD      $0x1f, Z6, Z6
-	VPADDD      Z3, Z6, Z6
-	VPADDD      Z7, Z6, Z6
-	VCMPPS      $0x03, Z7, Z7, K1
-	VPORD       Z4, Z7, K1, Z6
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z3, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z4, Z8, K1, Z7
-	VPERMT2W    Z7, Z5, Z6
-	VMOVDQU16   Z6, 64(AX)(DI*2)
+	PREFETCHT1  (CX)(DI*1)
 	ADDQ        $+64, DI
-	CMPQ        DI, $+1024
+	VPMOVZXWD   (CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     (BX)(R8*4), Z7
+	VMOVUPS     (DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   32(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     64(BX)(R8*4), Z8
+	VMOVUPS     64(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, (AX)(R8*2)
+	VPMOVZXWD   64(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     128(BX)(R8*4), Z7
+	VMOVUPS     128(DX)(R8*4), Z8
+	VFMADD231PS Z8, Z6, Z7
+	VPMOVZXWD   96(CX)(R8*2), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VSUBPS      Z0, Z6, Z6
+	VSUBPS      Z1, Z6, Z6
+	VMULPS      Z2, Z6, Z6
+	VMOVUPS     192(BX)(R8*4), Z8
+	VMOVUPS     192(DX)(R8*4), Z9
+	VFMADD231PS Z9, Z6, Z8
+	VPSLLD      $0x0f, Z7, Z6
+	VPSRLD      $0x1f, Z6, Z6
+	VPADDD      Z3, Z6, Z6
+	VPADDD      Z7, Z6, Z6
+	VCMPPS      $0x03, Z7, Z7, K1
+	VPORD       Z4, Z7, K1, Z6
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z3, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z4, Z8, K1, Z7
+	VPERMT2W    Z7, Z5, Z6
+	VMOVDQU16   Z6, 64(AX)(R8*2)
+	ADDQ        $+64, R8
+	CMPQ        R8, $+1024
 	JB          loop2
 	ADDQ        $+2048, AX
 	ADDQ        $+2048, CX
@@ -5179,7 +5319,7 @@ done:
 	RET
 
 // func avx2BF16LayerNorm1024(dst *uint16, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -5192,19 +5332,27 @@ TEXT ·halfnormAvx2BF16LayerNorm1024(SB), NOSPLIT, $0-48
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
 
 	// pivot = the row's first x
-	MOVWLZX 2048(CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X1
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
+
+	// pivot = the row's first x
+	MOVWLZX 2048(CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X1
 
 	// pass 1 over 2 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X2
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -5212,39 +5360,39 @@ rows:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop0:
-	VMOVDQU (CX)(DI*2), Y7
+	VMOVDQU (CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 2048(CX)(DI*2), Y8
+	VMOVDQU 2048(CX)(R8*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   (CX)(DI*2), Y2, Y7
-	VPAND   2048(CX)(DI*2), Y2, Y8
+	VPAND   (CX)(R8*2), Y2, Y7
+	VPAND   2048(CX)(R8*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	VMOVDQU 32(CX)(DI*2), Y7
+	VMOVDQU 32(CX)(R8*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 2080(CX)(DI*2), Y8
+	VMOVDQU 2080(CX)(R8*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   32(CX)(DI*2), Y2, Y7
-	VPAND   2080(CX)(DI*2), Y2, Y8
+	VPAND   32(CX)(R8*2), Y2, Y7
+	VPAND   2080(CX)(R8*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	ADDQ    $+32, DI
-	CMPQ    DI, $+1024
+	ADDQ    $+32, R8
+	CMPQ    R8, $+1024
 	JB      bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -5266,8 +5414,8 @@ bloop0:
 	VADDSS       X4, X3, X3
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X4
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
@@ -5282,8 +5430,8 @@ bloop0:
 	VADDSS X3, X1, X1
 
 	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X2
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -5295,12 +5443,14 @@ bloop0:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 bloop1:
-	VMOVDQU     (CX)(DI*2), Y12
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVDQU     (CX)(R8*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     2048(CX)(DI*2), Y13
+	VMOVDQU     2048(CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -5308,17 +5458,17 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       (CX)(DI*2), Y2, Y12
-	VPAND       2048(CX)(DI*2), Y2, Y13
+	VPAND       (CX)(R8*2), Y2, Y12
+	VPAND       2048(CX)(R8*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	VMOVDQU     32(CX)(DI*2), Y12
+	VMOVDQU     32(CX)(R8*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     2080(CX)(DI*2), Y13
+	VMOVDQU     2080(CX)(R8*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -5326,16 +5476,16 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       32(CX)(DI*2), Y2, Y12
-	VPAND       2080(CX)(DI*2), Y2, Y13
+	VPAND       32(CX)(R8*2), Y2, Y12
+	VPAND       2080(CX)(R8*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	ADDQ        $+32, DI
-	CMPQ        DI, $+1024
+	ADDQ        $+32, R8
+	CMPQ        R8, $+1024
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -5628,39 +5778,47 @@ b1loop2:
 	JZ          done
 
 row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    SI, DI
+	DECQ    DI
+	MOVQ    $0x00000002, R8
+	CMPQ    DI, R8
+	CMOVQGT R8, DI
+	IMUL3Q  $+2048, DI, DI
+
 	// pivot = the row's first x
-	MOVWLZX (CX), DI
-	SHLL    $0x10, DI
-	VMOVD   DI, X0
+	MOVWLZX (CX), R8
+	SHLL    $0x10, R8
+	VMOVD   R8, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop0:
-	VMOVDQU (CX)(DI*2), Y6
+	VMOVDQU (CX)(R8*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VPAND   (CX)(DI*2), Y1, Y6
+	VPAND   (CX)(R8*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVDQU 32(CX)(DI*2), Y6
+	VMOVDQU 32(CX)(R8*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VPAND   32(CX)(DI*2), Y1, Y6
+	VPAND   32(CX)(R8*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, DI
-	CMPQ    DI, $+1024
+	ADDQ    $+32, R8
+	CMPQ    R8, $+1024
 	JB      loop0
 
 	// pivotSum = sum(x - pivot)
@@ -5675,8 +5833,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// invN = 1/1024
-	MOVL  $0x3a800000, DI
-	VMOVD DI, X2
+	MOVL  $0x3a800000, R8
+	VMOVD R8, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -5685,8 +5843,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, DI
-	VMOVD        DI, X1
+	MOVL         $0xffff0000, R8
+	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -5697,29 +5855,31 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	XORQ         DI, DI
+	XORQ         R8, R8
 
 loop1:
-	VMOVDQU     (CX)(DI*2), Y11
+	PREFETCHT1  (CX)(DI*1)
+	ADDQ        $+64, DI
+	VMOVDQU     (CX)(R8*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y3, Y3
 	VFMADD231PS Y11, Y11, Y7
-	VPAND       (CX)(DI*2), Y1, Y11
+	VPAND       (CX)(R8*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y4, Y4
 	VFMADD231PS Y11, Y11, Y8
-	VMOVDQU     32(CX)(DI*2), Y11
+	VMOVDQU     32(CX)(R8*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y5, Y5
 	VFMADD231PS Y11, Y11, Y9
-	VPAND       32(CX)(DI*2), Y1, Y11
+	VPAND       32(CX)(R8*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y6, Y6
 	VFMADD231PS Y11, Y11, Y10
-	ADDQ        $+32, DI
-	CMPQ        DI, $+1024
+	ADDQ        $+32, R8
+	CMPQ        R8, $+1024
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -8732,7 +8892,7 @@ done:
 	RET
 
 // func avx512bf16BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -8744,34 +8904,42 @@ TEXT ·halfnormAvx512bf16BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over 2 rows: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 bloop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
-	VPSLLD      $0x10, 4096(CX)(SI*2), Z6
+	VPSLLD      $0x10, (CX)(DI*2), Z5
+	VPSLLD      $0x10, 4096(CX)(DI*2), Z6
 	VFMADD231PS Z5, Z5, Z1
 	VFMADD231PS Z6, Z6, Z3
-	VPANDD      (CX)(SI*2), Z0, Z5
-	VPANDD      4096(CX)(SI*2), Z0, Z6
+	VPANDD      (CX)(DI*2), Z0, Z5
+	VPANDD      4096(CX)(DI*2), Z0, Z6
 	VFMADD231PS Z5, Z5, Z2
 	VFMADD231PS Z6, Z6, Z4
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
-	VPSLLD      $0x10, 4160(CX)(SI*2), Z6
+	VPSLLD      $0x10, 64(CX)(DI*2), Z5
+	VPSLLD      $0x10, 4160(CX)(DI*2), Z6
 	VFMADD231PS Z5, Z5, Z1
 	VFMADD231PS Z6, Z6, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
-	VPANDD      4160(CX)(SI*2), Z0, Z6
+	VPANDD      64(CX)(DI*2), Z0, Z5
+	VPANDD      4160(CX)(DI*2), Z0, Z6
 	VFMADD231PS Z5, Z5, Z2
 	VFMADD231PS Z6, Z6, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+2048
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
 	JB          bloop0
 
 	// squareSum = sum(x*x)
@@ -8797,8 +8965,8 @@ bloop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X2
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X2
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
@@ -8807,8 +8975,8 @@ bloop0:
 	VMULSS X2, X1, X1
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X2
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
@@ -8817,30 +8985,30 @@ bloop0:
 	VADDSS X2, X1, X1
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X0
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X0, X2
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X1
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X1, X2
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X2
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X2
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -8855,23 +9023,26 @@ bloop0:
 	VDIVSS X1, X2, X1
 
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z2
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z3
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z2
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z3
 	VBROADCASTSS X0, Z0
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b0loop1:
-	VPMOVZXWD   (CX)(SI*2), Z4
+	PREFETCHT1  (CX)(SI*1)
+	PREFETCHT1  64(CX)(SI*1)
+	ADDQ        $+128, SI
+	VPMOVZXWD   (CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z0, Z4, Z4
-	VMOVUPS     (DX)(SI*4), Z5
+	VMOVUPS     (DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
-	VPMOVZXWD   32(CX)(SI*2), Z5
+	VPMOVZXWD   32(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VMULPS      Z0, Z5, Z5
-	VMOVUPS     64(DX)(SI*4), Z6
+	VMOVUPS     64(DX)(DI*4), Z6
 	VMULPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z4, K1
 	VFPCLASSPSZ $0x20, Z5, K2
@@ -8900,16 +9071,16 @@ b0loop1:
 	VINSERTI64X4 $0x01, Y4, Z7, Z6
 
 bf16_0:
-	VMOVDQU16   Z6, (AX)(SI*2)
-	VPMOVZXWD   64(CX)(SI*2), Z4
+	VMOVDQU16   Z6, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z0, Z4, Z4
-	VMOVUPS     128(DX)(SI*4), Z5
+	VMOVUPS     128(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
-	VPMOVZXWD   96(CX)(SI*2), Z5
+	VPMOVZXWD   96(CX)(DI*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VMULPS      Z0, Z5, Z5
-	VMOVUPS     192(DX)(SI*4), Z6
+	VMOVUPS     192(DX)(DI*4), Z6
 	VMULPS      Z6, Z5, Z5
 	VFPCLASSPSZ $0x20, Z4, K1
 	VFPCLASSPSZ $0x20, Z5, K2
@@ -8938,29 +9109,32 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y4, Z7, Z6
 
 bf16_1:
-	VMOVDQU16 Z6, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
+	VMOVDQU16 Z6, 64(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+2048
 	JB        b0loop1
 
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z0
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z2
 	VBROADCASTSS X1, Z1
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b1loop1:
-	VPMOVZXWD   4096(CX)(SI*2), Z3
+	PREFETCHT1  (CX)(SI*1)
+	PREFETCHT1  64(CX)(SI*1)
+	ADDQ        $+128, SI
+	VPMOVZXWD   4096(CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z1, Z3, Z3
-	VMOVUPS     (DX)(SI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   4128(CX)(SI*2), Z4
+	VPMOVZXWD   4128(CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z1, Z4, Z4
-	VMOVUPS     64(DX)(SI*4), Z5
+	VMOVUPS     64(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
 	VFPCLASSPSZ $0x20, Z4, K2
@@ -8989,16 +9163,16 @@ b1loop1:
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_2:
-	VMOVDQU16   Z5, 4096(AX)(SI*2)
-	VPMOVZXWD   4160(CX)(SI*2), Z3
+	VMOVDQU16   Z5, 4096(AX)(DI*2)
+	VPMOVZXWD   4160(CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z1, Z3, Z3
-	VMOVUPS     128(DX)(SI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   4192(CX)(SI*2), Z4
+	VPMOVZXWD   4192(CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z1, Z4, Z4
-	VMOVUPS     192(DX)(SI*4), Z5
+	VMOVUPS     192(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
 	VFPCLASSPSZ $0x20, Z4, K2
@@ -9027,9 +9201,9 @@ bf16_2:
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_3:
-	VMOVDQU16 Z5, 4160(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
+	VMOVDQU16 Z5, 4160(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+2048
 	JB        b1loop1
 	ADDQ      $+8192, AX
 	ADDQ      $+8192, CX
@@ -9040,26 +9214,34 @@ bf16_3:
 	JZ        done
 
 row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
+	VPSLLD      $0x10, (CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (CX)(SI*2), Z0, Z5
+	VPANDD      (CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
+	VPSLLD      $0x10, 64(CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
+	VPANDD      64(CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+2048
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
 	JB          loop0
 
 	// squareSum = sum(x*x)
@@ -9076,33 +9258,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X1
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -9111,23 +9293,26 @@ loop0:
 	VDIVSS X0, X1, X2
 
 	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z0
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z1
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop1:
-	VPMOVZXWD   (CX)(SI*2), Z3
+	PREFETCHT1  (CX)(SI*1)
+	PREFETCHT1  64(CX)(SI*1)
+	ADDQ        $+128, SI
+	VPMOVZXWD   (CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DX)(SI*4), Z4
+	VMOVUPS     (DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   32(CX)(SI*2), Z4
+	VPMOVZXWD   32(CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z2, Z4, Z4
-	VMOVUPS     64(DX)(SI*4), Z5
+	VMOVUPS     64(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
 	VFPCLASSPSZ $0x20, Z4, K2
@@ -9156,16 +9341,16 @@ loop1:
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_4:
-	VMOVDQU16   Z5, (AX)(SI*2)
-	VPMOVZXWD   64(CX)(SI*2), Z3
+	VMOVDQU16   Z5, (AX)(DI*2)
+	VPMOVZXWD   64(CX)(DI*2), Z3
 	VPSLLD      $0x10, Z3, Z3
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DX)(SI*4), Z4
+	VMOVUPS     128(DX)(DI*4), Z4
 	VMULPS      Z4, Z3, Z3
-	VPMOVZXWD   96(CX)(SI*2), Z4
+	VPMOVZXWD   96(CX)(DI*2), Z4
 	VPSLLD      $0x10, Z4, Z4
 	VMULPS      Z2, Z4, Z4
-	VMOVUPS     192(DX)(SI*4), Z5
+	VMOVUPS     192(DX)(DI*4), Z5
 	VMULPS      Z5, Z4, Z4
 	VFPCLASSPSZ $0x20, Z3, K1
 	VFPCLASSPSZ $0x20, Z4, K2
@@ -9194,9 +9379,9 @@ bf16_4:
 	VINSERTI64X4 $0x01, Y3, Z7, Z5
 
 bf16_5:
-	VMOVDQU16 Z5, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
+	VMOVDQU16 Z5, 64(AX)(DI*2)
+	ADDQ      $+64, DI
+	CMPQ      DI, $+2048
 	JB        loop1
 	ADDQ      $+4096, AX
 	ADDQ      $+4096, CX
@@ -9211,7 +9396,7 @@ done:
 	RET
 
 // func avx512BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9223,34 +9408,42 @@ TEXT ·halfnormAvx512BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over 2 rows: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 bloop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
-	VPSLLD      $0x10, 4096(CX)(SI*2), Z6
+	VPSLLD      $0x10, (CX)(DI*2), Z5
+	VPSLLD      $0x10, 4096(CX)(DI*2), Z6
 	VFMADD231PS Z5, Z5, Z1
 	VFMADD231PS Z6, Z6, Z3
-	VPANDD      (CX)(SI*2), Z0, Z5
-	VPANDD      4096(CX)(SI*2), Z0, Z6
+	VPANDD      (CX)(DI*2), Z0, Z5
+	VPANDD      4096(CX)(DI*2), Z0, Z6
 	VFMADD231PS Z5, Z5, Z2
 	VFMADD231PS Z6, Z6, Z4
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
-	VPSLLD      $0x10, 4160(CX)(SI*2), Z6
+	VPSLLD      $0x10, 64(CX)(DI*2), Z5
+	VPSLLD      $0x10, 4160(CX)(DI*2), Z6
 	VFMADD231PS Z5, Z5, Z1
 	VFMADD231PS Z6, Z6, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
-	VPANDD      4160(CX)(SI*2), Z0, Z6
+	VPANDD      64(CX)(DI*2), Z0, Z5
+	VPANDD      4160(CX)(DI*2), Z0, Z6
 	VFMADD231PS Z5, Z5, Z2
 	VFMADD231PS Z6, Z6, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+2048
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
 	JB          bloop0
 
 	// squareSum = sum(x*x)
@@ -9276,8 +9469,8 @@ bloop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X2
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X2
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
@@ -9286,8 +9479,8 @@ bloop0:
 	VMULSS X2, X1, X1
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X2
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
@@ -9296,30 +9489,30 @@ bloop0:
 	VADDSS X2, X1, X1
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X0
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X0, X2
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X1
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X1, X2
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X2
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X2
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -9334,177 +9527,191 @@ bloop0:
 	VDIVSS X1, X2, X1
 
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z2
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z3
-	MOVQ         $0x0706050403020100, SI
-	VMOVQ        SI, X4
-	MOVQ         $0x0f0e0d0c0b0a0908, SI
-	VPINSRQ      $0x01, SI, X4, X4
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z2
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z3
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X4, X4
 	VPMOVZXBD    X4, Z4
-	MOVL         $0x00040004, SI
-	VPBROADCASTD SI, Z5
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z5
 	VPMULLD      Z5, Z4, Z4
-	MOVL         $0x00030001, SI
-	VPBROADCASTD SI, Z5
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z5
 	VPADDD       Z5, Z4, Z4
 	VBROADCASTSS X0, Z0
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b0loop1:
-	VPMOVZXWD (CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   (DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 32(CX)(SI*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VMULPS    Z0, Z6, Z6
-	VMOVUPS   64(DX)(SI*4), Z7
-	VMULPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z5, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z2, Z7, Z7
-	VPADDD    Z5, Z7, Z7
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z3, Z5, K1, Z7
-	VPSLLD    $0x0f, Z6, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z2, Z5, Z5
-	VPADDD    Z6, Z5, Z5
-	VCMPPS    $0x03, Z6, Z6, K1
-	VPORD     Z3, Z6, K1, Z5
-	VPERMT2W  Z5, Z4, Z7
-	VMOVDQU16 Z7, (AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   128(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPMOVZXWD 96(CX)(SI*2), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VMULPS    Z0, Z6, Z6
-	VMOVUPS   192(DX)(SI*4), Z7
-	VMULPS    Z7, Z6, Z6
-	VPSLLD    $0x0f, Z5, Z7
-	VPSRLD    $0x1f, Z7, Z7
-	VPADDD    Z2, Z7, Z7
-	VPADDD    Z5, Z7, Z7
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z3, Z5, K1, Z7
-	VPSLLD    $0x0f, Z6, Z5
-	VPSRLD    $0x1f, Z5, Z5
-	VPADDD    Z2, Z5, Z5
-	VPADDD    Z6, Z5, Z5
-	VCMPPS    $0x03, Z6, Z6, K1
-	VPORD     Z3, Z6, K1, Z5
-	VPERMT2W  Z5, Z4, Z7
-	VMOVDQU16 Z7, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
-	JB        b0loop1
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VPMOVZXWD  (CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    (DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  32(CX)(DI*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VMULPS     Z0, Z6, Z6
+	VMOVUPS    64(DX)(DI*4), Z7
+	VMULPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z5, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z2, Z7, Z7
+	VPADDD     Z5, Z7, Z7
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z3, Z5, K1, Z7
+	VPSLLD     $0x0f, Z6, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z2, Z5, Z5
+	VPADDD     Z6, Z5, Z5
+	VCMPPS     $0x03, Z6, Z6, K1
+	VPORD      Z3, Z6, K1, Z5
+	VPERMT2W   Z5, Z4, Z7
+	VMOVDQU16  Z7, (AX)(DI*2)
+	VPMOVZXWD  64(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    128(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPMOVZXWD  96(CX)(DI*2), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VMULPS     Z0, Z6, Z6
+	VMOVUPS    192(DX)(DI*4), Z7
+	VMULPS     Z7, Z6, Z6
+	VPSLLD     $0x0f, Z5, Z7
+	VPSRLD     $0x1f, Z7, Z7
+	VPADDD     Z2, Z7, Z7
+	VPADDD     Z5, Z7, Z7
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z3, Z5, K1, Z7
+	VPSLLD     $0x0f, Z6, Z5
+	VPSRLD     $0x1f, Z5, Z5
+	VPADDD     Z2, Z5, Z5
+	VPADDD     Z6, Z5, Z5
+	VCMPPS     $0x03, Z6, Z6, K1
+	VPORD      Z3, Z6, K1, Z5
+	VPERMT2W   Z5, Z4, Z7
+	VMOVDQU16  Z7, 64(AX)(DI*2)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+2048
+	JB         b0loop1
 
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z0
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	MOVQ         $0x0706050403020100, SI
-	VMOVQ        SI, X3
-	MOVQ         $0x0f0e0d0c0b0a0908, SI
-	VPINSRQ      $0x01, SI, X3, X3
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z0
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z2
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X3, X3
 	VPMOVZXBD    X3, Z3
-	MOVL         $0x00040004, SI
-	VPBROADCASTD SI, Z4
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
 	VPMULLD      Z4, Z3, Z3
-	MOVL         $0x00030001, SI
-	VPBROADCASTD SI, Z4
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
 	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X1, Z1
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b1loop1:
-	VPMOVZXWD 4096(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z1, Z4, Z4
-	VMOVUPS   (DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 4128(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z1, Z5, Z5
-	VMOVUPS   64(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z0, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z0, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 4096(AX)(SI*2)
-	VPMOVZXWD 4160(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z1, Z4, Z4
-	VMOVUPS   128(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 4192(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z1, Z5, Z5
-	VMOVUPS   192(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z0, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z0, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 4160(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
-	JB        b1loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	SUBQ      $+2, BX
-	CMPQ      BX, $+2
-	JAE       rows
-	TESTQ     BX, BX
-	JZ        done
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VPMOVZXWD  4096(CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z1, Z4, Z4
+	VMOVUPS    (DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  4128(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z1, Z5, Z5
+	VMOVUPS    64(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z0, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z0, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 4096(AX)(DI*2)
+	VPMOVZXWD  4160(CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z1, Z4, Z4
+	VMOVUPS    128(DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  4192(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z1, Z5, Z5
+	VMOVUPS    192(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z0, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z0, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 4160(AX)(DI*2)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+2048
+	JB         b1loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	SUBQ       $+2, BX
+	CMPQ       BX, $+2
+	JAE        rows
+	TESTQ      BX, BX
+	JZ         done
 
 row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VPBROADCASTD SI, Z0
+	MOVL         $0xffff0000, DI
+	VPBROADCASTD DI, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop0:
-	VPSLLD      $0x10, (CX)(SI*2), Z5
+	VPSLLD      $0x10, (CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z1
-	VPANDD      (CX)(SI*2), Z0, Z5
+	VPANDD      (CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z2
-	VPSLLD      $0x10, 64(CX)(SI*2), Z5
+	VPSLLD      $0x10, 64(CX)(DI*2), Z5
 	VFMADD231PS Z5, Z5, Z3
-	VPANDD      64(CX)(SI*2), Z0, Z5
+	VPANDD      64(CX)(DI*2), Z0, Z5
 	VFMADD231PS Z5, Z5, Z4
-	ADDQ        $+64, SI
-	CMPQ        SI, $+2048
+	ADDQ        $+64, DI
+	CMPQ        DI, $+2048
 	JB          loop0
 
 	// squareSum = sum(x*x)
@@ -9521,33 +9728,33 @@ loop0:
 	VADDSS     X1, X0, X0
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X1
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -9556,80 +9763,83 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VPBROADCASTD SI, Z1
-	MOVL         $0x00400000, SI
-	VPBROADCASTD SI, Z2
-	MOVQ         $0x0706050403020100, SI
-	VMOVQ        SI, X3
-	MOVQ         $0x0f0e0d0c0b0a0908, SI
-	VPINSRQ      $0x01, SI, X3, X3
+	MOVL         $0x00007fff, DI
+	VPBROADCASTD DI, Z1
+	MOVL         $0x00400000, DI
+	VPBROADCASTD DI, Z2
+	MOVQ         $0x0706050403020100, DI
+	VMOVQ        DI, X3
+	MOVQ         $0x0f0e0d0c0b0a0908, DI
+	VPINSRQ      $0x01, DI, X3, X3
 	VPMOVZXBD    X3, Z3
-	MOVL         $0x00040004, SI
-	VPBROADCASTD SI, Z4
+	MOVL         $0x00040004, DI
+	VPBROADCASTD DI, Z4
 	VPMULLD      Z4, Z3, Z3
-	MOVL         $0x00030001, SI
-	VPBROADCASTD SI, Z4
+	MOVL         $0x00030001, DI
+	VPBROADCASTD DI, Z4
 	VPADDD       Z4, Z3, Z3
 	VBROADCASTSS X0, Z0
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop1:
-	VPMOVZXWD (CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   (DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 32(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   64(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, (AX)(SI*2)
-	VPMOVZXWD 64(CX)(SI*2), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z0, Z4, Z4
-	VMOVUPS   128(DX)(SI*4), Z5
-	VMULPS    Z5, Z4, Z4
-	VPMOVZXWD 96(CX)(SI*2), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z0, Z5, Z5
-	VMOVUPS   192(DX)(SI*4), Z6
-	VMULPS    Z6, Z5, Z5
-	VPSLLD    $0x0f, Z4, Z6
-	VPSRLD    $0x1f, Z6, Z6
-	VPADDD    Z1, Z6, Z6
-	VPADDD    Z4, Z6, Z6
-	VCMPPS    $0x03, Z4, Z4, K1
-	VPORD     Z2, Z4, K1, Z6
-	VPSLLD    $0x0f, Z5, Z4
-	VPSRLD    $0x1f, Z4, Z4
-	VPADDD    Z1, Z4, Z4
-	VPADDD    Z5, Z4, Z4
-	VCMPPS    $0x03, Z5, Z5, K1
-	VPORD     Z2, Z5, K1, Z4
-	VPERMT2W  Z4, Z3, Z6
-	VMOVDQU16 Z6, 64(AX)(SI*2)
-	ADDQ      $+64, SI
-	CMPQ      SI, $+2048
-	JB        loop1
-	ADDQ      $+4096, AX
-	ADDQ      $+4096, CX
-	DECQ      BX
-	JNZ       row
+	PREFETCHT1 (CX)(SI*1)
+	PREFETCHT1 64(CX)(SI*1)
+	ADDQ       $+128, SI
+	VPMOVZXWD  (CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    (DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  32(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    64(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, (AX)(DI*2)
+	VPMOVZXWD  64(CX)(DI*2), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z0, Z4, Z4
+	VMOVUPS    128(DX)(DI*4), Z5
+	VMULPS     Z5, Z4, Z4
+	VPMOVZXWD  96(CX)(DI*2), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z0, Z5, Z5
+	VMOVUPS    192(DX)(DI*4), Z6
+	VMULPS     Z6, Z5, Z5
+	VPSLLD     $0x0f, Z4, Z6
+	VPSRLD     $0x1f, Z6, Z6
+	VPADDD     Z1, Z6, Z6
+	VPADDD     Z4, Z6, Z6
+	VCMPPS     $0x03, Z4, Z4, K1
+	VPORD      Z2, Z4, K1, Z6
+	VPSLLD     $0x0f, Z5, Z4
+	VPSRLD     $0x1f, Z4, Z4
+	VPADDD     Z1, Z4, Z4
+	VPADDD     Z5, Z4, Z4
+	VCMPPS     $0x03, Z5, Z5, K1
+	VPORD      Z2, Z5, K1, Z4
+	VPERMT2W   Z4, Z3, Z6
+	VMOVDQU16  Z6, 64(AX)(DI*2)
+	ADDQ       $+64, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+4096, AX
+	ADDQ       $+4096, CX
+	DECQ       BX
+	JNZ        row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -9639,7 +9849,7 @@ done:
 	RET
 
 // func avx2BF16RMSNorm2048(dst *uint16, x *uint16, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
@@ -9651,9 +9861,17 @@ TEXT ·halfnormAvx2BF16RMSNorm2048(SB), NOSPLIT, $0-40
 	JB   row
 
 rows:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over 2 rows: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VMOVD        SI, X0
+	MOVL         $0xffff0000, DI
+	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -9661,34 +9879,34 @@ rows:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	XORQ         SI, SI
-	MOVQ         $+1024, DI
+	XORQ         DI, DI
+	MOVQ         $+1024, R8
 
 bloop0:
-	VMOVDQU     (CX)(SI*2), Y7
+	VMOVDQU     (CX)(DI*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVDQU     4096(CX)(SI*2), Y8
+	VMOVDQU     4096(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS Y7, Y7, Y1
 	VFMADD231PS Y8, Y8, Y3
-	VPAND       (CX)(SI*2), Y0, Y7
-	VPAND       4096(CX)(SI*2), Y0, Y8
+	VPAND       (CX)(DI*2), Y0, Y7
+	VPAND       4096(CX)(DI*2), Y0, Y8
 	VFMADD231PS Y7, Y7, Y2
 	VFMADD231PS Y8, Y8, Y4
-	VMOVDQU     32(CX)(SI*2), Y7
+	VMOVDQU     32(CX)(DI*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVDQU     4128(CX)(SI*2), Y8
+	VMOVDQU     4128(CX)(DI*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS Y7, Y7, Y1
 	VFMADD231PS Y8, Y8, Y3
-	VPAND       32(CX)(SI*2), Y0, Y7
-	VPAND       4128(CX)(SI*2), Y0, Y8
+	VPAND       32(CX)(DI*2), Y0, Y7
+	VPAND       4128(CX)(DI*2), Y0, Y8
 	VFMADD231PS Y7, Y7, Y2
 	VFMADD231PS Y8, Y8, Y4
-	ADDQ        $+32, SI
-	CMPQ        SI, DI
+	ADDQ        $+32, DI
+	CMPQ        DI, R8
 	JB          bloop0
-	CMPQ        SI, $+2048
+	CMPQ        DI, $+2048
 	JAE         bloop0_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
@@ -9700,7 +9918,7 @@ bloop0:
 	VADDPS Y3, Y6, Y6
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
-	ADDQ   $+1024, DI
+	ADDQ   $+1024, R8
 	JMP    bloop0
 
 bloop0_blocks:
@@ -9726,8 +9944,8 @@ bloop0_blocks:
 	VADDSS       X2, X1, X1
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X2
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X2
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X0, X0
@@ -9736,8 +9954,8 @@ bloop0_blocks:
 	VMULSS X2, X1, X1
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X2
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X2
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X2, X0, X0
@@ -9746,30 +9964,30 @@ bloop0_blocks:
 	VADDSS X2, X1, X1
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X0
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X0, X2
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X2
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X2
 	VUCOMISS X2, X1
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X2
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X2
 	VUCOMISS X1, X2
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X2
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X2
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -9784,182 +10002,194 @@ bloop0_blocks:
 	VDIVSS X1, X2, X1
 
 	// pass 2 over row 1 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X2
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00400000, SI
-	VMOVD        SI, X3
+	MOVL         $0x00400000, DI
+	VMOVD        DI, X3
 	VPBROADCASTD X3, Y3
 	VBROADCASTSS X0, Y0
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b0loop1:
-	VPMOVZXWD (CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   (DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 16(CX)(SI*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VMULPS    Y0, Y5, Y5
-	VMOVUPS   32(DX)(SI*4), Y6
-	VMULPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y2, Y6, Y6
-	VPADDD    Y4, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y7, Y4, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y2, Y4, Y4
-	VPADDD    Y5, Y4, Y4
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y3, Y5, Y5
-	VPBLENDVB Y7, Y5, Y4, Y4
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   64(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPMOVZXWD 48(CX)(SI*2), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VMULPS    Y0, Y5, Y5
-	VMOVUPS   96(DX)(SI*4), Y6
-	VMULPS    Y6, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y6
-	VPSRLD    $0x1f, Y6, Y6
-	VPADDD    Y2, Y6, Y6
-	VPADDD    Y4, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y3, Y4, Y4
-	VPBLENDVB Y7, Y4, Y6, Y6
-	VPSLLD    $0x0f, Y5, Y4
-	VPSRLD    $0x1f, Y4, Y4
-	VPADDD    Y2, Y4, Y4
-	VPADDD    Y5, Y4, Y4
-	VCMPPS    $0x03, Y5, Y5, Y7
-	VPOR      Y3, Y5, Y5
-	VPBLENDVB Y7, Y5, Y4, Y4
-	VPSRLD    $0x10, Y6, Y6
-	VPSRLD    $0x10, Y4, Y4
-	VPACKUSDW Y4, Y6, Y6
-	VPERMQ    $0xd8, Y6, Y6
-	VMOVDQU   Y6, 32(AX)(SI*2)
-	ADDQ      $+32, SI
-	CMPQ      SI, $+2048
-	JB        b0loop1
+	PREFETCHT1 (CX)(SI*1)
+	ADDQ       $+64, SI
+	VPMOVZXWD  (CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    (DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  16(CX)(DI*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VMULPS     Y0, Y5, Y5
+	VMOVUPS    32(DX)(DI*4), Y6
+	VMULPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y4, Y6, Y6
+	VCMPPS     $0x03, Y4, Y4, Y7
+	VPOR       Y3, Y4, Y4
+	VPBLENDVB  Y7, Y4, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y2, Y4, Y4
+	VPADDD     Y5, Y4, Y4
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y3, Y5, Y5
+	VPBLENDVB  Y7, Y5, Y4, Y4
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, (AX)(DI*2)
+	VPMOVZXWD  32(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    64(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPMOVZXWD  48(CX)(DI*2), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VMULPS     Y0, Y5, Y5
+	VMOVUPS    96(DX)(DI*4), Y6
+	VMULPS     Y6, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y6
+	VPSRLD     $0x1f, Y6, Y6
+	VPADDD     Y2, Y6, Y6
+	VPADDD     Y4, Y6, Y6
+	VCMPPS     $0x03, Y4, Y4, Y7
+	VPOR       Y3, Y4, Y4
+	VPBLENDVB  Y7, Y4, Y6, Y6
+	VPSLLD     $0x0f, Y5, Y4
+	VPSRLD     $0x1f, Y4, Y4
+	VPADDD     Y2, Y4, Y4
+	VPADDD     Y5, Y4, Y4
+	VCMPPS     $0x03, Y5, Y5, Y7
+	VPOR       Y3, Y5, Y5
+	VPBLENDVB  Y7, Y5, Y4, Y4
+	VPSRLD     $0x10, Y6, Y6
+	VPSRLD     $0x10, Y4, Y4
+	VPACKUSDW  Y4, Y6, Y6
+	VPERMQ     $0xd8, Y6, Y6
+	VMOVDQU    Y6, 32(AX)(DI*2)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+2048
+	JB         b0loop1
 
 	// pass 2 over row 2 of 2: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X0
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00400000, SI
-	VMOVD        SI, X2
+	MOVL         $0x00400000, DI
+	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X1, Y1
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 b1loop1:
-	VPMOVZXWD 4096(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y1, Y3, Y3
-	VMOVUPS   (DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 4112(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y1, Y4, Y4
-	VMOVUPS   32(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y0, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 4096(AX)(SI*2)
-	VPMOVZXWD 4128(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y1, Y3, Y3
-	VMOVUPS   64(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 4144(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y1, Y4, Y4
-	VMOVUPS   96(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y0, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y0, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 4128(AX)(SI*2)
-	ADDQ      $+32, SI
-	CMPQ      SI, $+2048
-	JB        b1loop1
-	ADDQ      $+8192, AX
-	ADDQ      $+8192, CX
-	SUBQ      $+2, BX
-	CMPQ      BX, $+2
-	JAE       rows
-	TESTQ     BX, BX
-	JZ        done
+	PREFETCHT1 (CX)(SI*1)
+	ADDQ       $+64, SI
+	VPMOVZXWD  4096(CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y1, Y3, Y3
+	VMOVUPS    (DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  4112(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y1, Y4, Y4
+	VMOVUPS    32(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y0, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y0, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 4096(AX)(DI*2)
+	VPMOVZXWD  4128(CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y1, Y3, Y3
+	VMOVUPS    64(DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  4144(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y1, Y4, Y4
+	VMOVUPS    96(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y0, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y0, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 4128(AX)(DI*2)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+2048
+	JB         b1loop1
+	ADDQ       $+8192, AX
+	ADDQ       $+8192, CX
+	SUBQ       $+2, BX
+	CMPQ       BX, $+2
+	JAE        rows
+	TESTQ      BX, BX
+	JZ         done
 
 row:
+	// prefetch offset: 2 row(s) ahead, fewer near the end
+	MOVQ    BX, SI
+	DECQ    SI
+	MOVQ    $0x00000002, DI
+	CMPQ    SI, DI
+	CMOVQGT DI, SI
+	IMUL3Q  $+4096, SI, SI
+
 	// pass 1 over the row: squareSum += x*x
-	MOVL         $0xffff0000, SI
-	VMOVD        SI, X0
+	MOVL         $0xffff0000, DI
+	VMOVD        DI, X0
 	VPBROADCASTD X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop0:
-	VMOVDQU     (CX)(SI*2), Y5
+	VMOVDQU     (CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VFMADD231PS Y5, Y5, Y1
-	VPAND       (CX)(SI*2), Y0, Y5
+	VPAND       (CX)(DI*2), Y0, Y5
 	VFMADD231PS Y5, Y5, Y2
-	VMOVDQU     32(CX)(SI*2), Y5
+	VMOVDQU     32(CX)(DI*2), Y5
 	VPSLLD      $0x10, Y5, Y5
 	VFMADD231PS Y5, Y5, Y3
-	VPAND       32(CX)(SI*2), Y0, Y5
+	VPAND       32(CX)(DI*2), Y0, Y5
 	VFMADD231PS Y5, Y5, Y4
-	ADDQ        $+32, SI
-	CMPQ        SI, $+2048
+	ADDQ        $+32, DI
+	CMPQ        DI, $+2048
 	JB          loop0
 
 	// squareSum = sum(x*x)
@@ -9974,33 +10204,33 @@ loop0:
 	VADDSS       X1, X0, X0
 
 	// invN = 1/2048
-	MOVL  $0x3a000000, SI
-	VMOVD SI, X1
+	MOVL  $0x3a000000, DI
+	VMOVD DI, X1
 
 	// meanSquare = squareSum * invN
 	VMULSS X1, X0, X0
 
 	// eps = 1e-06
-	MOVL  $0x358637bd, SI
-	VMOVD SI, X1
+	MOVL  $0x358637bd, DI
+	VMOVD DI, X1
 
 	// meanSquareEps = meanSquare + eps
 	VADDSS X1, X0, X0
 
 	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, SI
-	VMOVD    SI, X1
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
 	VUCOMISS X1, X0
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, SI
-	VMOVD    SI, X1
+	MOVL     $0x15f79688, DI
+	VMOVD    DI, X1
 	VUCOMISS X0, X1
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, SI
-	VMOVD SI, X1
+	MOVL  $0x3f800000, DI
+	VMOVD DI, X1
 
 	// std = sqrt(meanSquareEps)
 	VSQRTSS X0, X0, X0
@@ -10009,81 +10239,83 @@ loop0:
 	VDIVSS X0, X1, X0
 
 	// pass 2 over the row: dst = x*rstd*gamma
-	MOVL         $0x00007fff, SI
-	VMOVD        SI, X1
+	MOVL         $0x00007fff, DI
+	VMOVD        DI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00400000, SI
-	VMOVD        SI, X2
+	MOVL         $0x00400000, DI
+	VMOVD        DI, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
-	XORQ         SI, SI
+	XORQ         DI, DI
 
 loop1:
-	VPMOVZXWD (CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   (DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 16(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   32(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, (AX)(SI*2)
-	VPMOVZXWD 32(CX)(SI*2), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y0, Y3, Y3
-	VMOVUPS   64(DX)(SI*4), Y4
-	VMULPS    Y4, Y3, Y3
-	VPMOVZXWD 48(CX)(SI*2), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y0, Y4, Y4
-	VMOVUPS   96(DX)(SI*4), Y5
-	VMULPS    Y5, Y4, Y4
-	VPSLLD    $0x0f, Y3, Y5
-	VPSRLD    $0x1f, Y5, Y5
-	VPADDD    Y1, Y5, Y5
-	VPADDD    Y3, Y5, Y5
-	VCMPPS    $0x03, Y3, Y3, Y6
-	VPOR      Y2, Y3, Y3
-	VPBLENDVB Y6, Y3, Y5, Y5
-	VPSLLD    $0x0f, Y4, Y3
-	VPSRLD    $0x1f, Y3, Y3
-	VPADDD    Y1, Y3, Y3
-	VPADDD    Y4, Y3, Y3
-	VCMPPS    $0x03, Y4, Y4, Y6
-	VPOR      Y2, Y4, Y4
-	VPBLENDVB Y6, Y4, Y3, Y3
-	VPSRLD    $0x10, Y5, Y5
-	VPSRLD    $0x10, Y3, Y3
-	VPACKUSDW Y3, Y5, Y5
-	VPERMQ    $0xd8, Y5, Y5
-	VMOVDQU   Y5, 32(AX)(SI*2)
-	ADDQ      $+32, SI
-	CMPQ      SI, $+2048
-	JB        loop1
-	ADDQ      $+4096, AX
-	ADDQ      $+4096, CX
-	DECQ      BX
-	JNZ       row
+	PREFETCHT1 (CX)(SI*1)
+	ADDQ       $+64, SI
+	VPMOVZXWD  (CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    (DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  16(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    32(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)(DI*2)
+	VPMOVZXWD  32(CX)(DI*2), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y0, Y3, Y3
+	VMOVUPS    64(DX)(DI*4), Y4
+	VMULPS     Y4, Y3, Y3
+	VPMOVZXWD  48(CX)(DI*2), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y0, Y4, Y4
+	VMOVUPS    96(DX)(DI*4), Y5
+	VMULPS     Y5, Y4, Y4
+	VPSLLD     $0x0f, Y3, Y5
+	VPSRLD     $0x1f, Y5, Y5
+	VPADDD     Y1, Y5, Y5
+	VPADDD     Y3, Y5, Y5
+	VCMPPS     $0x03, Y3, Y3, Y6
+	VPOR       Y2, Y3, Y3
+	VPBLENDVB  Y6, Y3, Y5, Y5
+	VPSLLD     $0x0f, Y4, Y3
+	VPSRLD     $0x1f, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPADDD     Y4, Y3, Y3
+	VCMPPS     $0x03, Y4, Y4, Y6
+	VPOR       Y2, Y4, Y4
+	VPBLENDVB  Y6, Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y5
+	VPSRLD     $0x10, Y3, Y3
+	VPACKUSDW  Y3, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, 32(AX)(DI*2)
+	ADDQ       $+32, DI
+	CMPQ       DI, $+2048
+	JB         loop1
+	ADDQ       $+4096, AX
+	ADDQ       $+4096, CX
+	DECQ       BX
+	JNZ        row
 
 done:
 	MOVQ rows+24(FP), AX
@@ -18084,7 +18316,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrain768(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -18099,29 +18331,37 @@ TEXT ·halfnormAvx512bf16BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000004, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
 
 	// pivot = the row's first x
-	MOVWLZX 1536(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
 
 	// pivot = the row's first x
-	MOVWLZX 3072(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X2
+	MOVWLZX 1536(BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 
 	// pivot = the row's first x
-	MOVWLZX 4608(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X3
+	MOVWLZX 3072(BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X2
+
+	// pivot = the row's first x
+	MOVWLZX 4608(BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X3
 
 	// pass 1 over 4 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z4
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -18130,13 +18370,13 @@ rows:
 	VPXORD       Z6, Z6, Z6
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VPSLLD $0x10, (BX)(R9*2), Z9
-	VPSLLD $0x10, 1536(BX)(R9*2), Z10
-	VPSLLD $0x10, 3072(BX)(R9*2), Z11
-	VPSLLD $0x10, 4608(BX)(R9*2), Z12
+	VPSLLD $0x10, (BX)(R10*2), Z9
+	VPSLLD $0x10, 1536(BX)(R10*2), Z10
+	VPSLLD $0x10, 3072(BX)(R10*2), Z11
+	VPSLLD $0x10, 4608(BX)(R10*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -18145,10 +18385,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD (BX)(R9*2), Z4, Z9
-	VPANDD 1536(BX)(R9*2), Z4, Z10
-	VPANDD 3072(BX)(R9*2), Z4, Z11
-	VPANDD 4608(BX)(R9*2), Z4, Z12
+	VPANDD (BX)(R10*2), Z4, Z9
+	VPANDD 1536(BX)(R10*2), Z4, Z10
+	VPANDD 3072(BX)(R10*2), Z4, Z11
+	VPANDD 4608(BX)(R10*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -18157,10 +18397,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPSLLD $0x10, 64(BX)(R9*2), Z9
-	VPSLLD $0x10, 1600(BX)(R9*2), Z10
-	VPSLLD $0x10, 3136(BX)(R9*2), Z11
-	VPSLLD $0x10, 4672(BX)(R9*2), Z12
+	VPSLLD $0x10, 64(BX)(R10*2), Z9
+	VPSLLD $0x10, 1600(BX)(R10*2), Z10
+	VPSLLD $0x10, 3136(BX)(R10*2), Z11
+	VPSLLD $0x10, 4672(BX)(R10*2), Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -18169,10 +18409,10 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	VPANDD 64(BX)(R9*2), Z4, Z9
-	VPANDD 1600(BX)(R9*2), Z4, Z10
-	VPANDD 3136(BX)(R9*2), Z4, Z11
-	VPANDD 4672(BX)(R9*2), Z4, Z12
+	VPANDD 64(BX)(R10*2), Z4, Z9
+	VPANDD 1600(BX)(R10*2), Z4, Z10
+	VPANDD 3136(BX)(R10*2), Z4, Z11
+	VPANDD 4672(BX)(R10*2), Z4, Z12
 	VSUBPS Z0, Z9, Z9
 	VSUBPS Z1, Z10, Z10
 	VSUBPS Z2, Z11, Z11
@@ -18181,8 +18421,8 @@ bloop0:
 	VADDPS Z10, Z6, Z6
 	VADDPS Z11, Z7, Z7
 	VADDPS Z12, Z8, Z8
-	ADDQ   $+64, R9
-	CMPQ   R9, $+768
+	ADDQ   $+64, R10
+	CMPQ   R10, $+768
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -18226,8 +18466,8 @@ bloop0:
 	VADDSS     X8, X4, X4
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X8
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X8
 
 	// pivotMean = pivotSum * invN
 	VMULSS X8, X5, X5
@@ -18254,8 +18494,8 @@ bloop0:
 	VADDSS X4, X3, X4
 
 	// pass 2 over 4 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z3
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z3
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -18268,75 +18508,77 @@ bloop0:
 	VPXORD       Z11, Z11, Z11
 	VPXORD       Z12, Z12, Z12
 	VPXORD       Z14, Z14, Z14
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z15
-	VPSLLD      $0x10, 1536(BX)(R9*2), Z16
-	VPSLLD      $0x10, 3072(BX)(R9*2), Z17
-	VPSLLD      $0x10, 4608(BX)(R9*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      (BX)(R9*2), Z3, Z15
-	VPANDD      1536(BX)(R9*2), Z3, Z16
-	VPANDD      3072(BX)(R9*2), Z3, Z17
-	VPANDD      4608(BX)(R9*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPSLLD      $0x10, 64(BX)(R9*2), Z15
-	VPSLLD      $0x10, 1600(BX)(R9*2), Z16
-	VPSLLD      $0x10, 3136(BX)(R9*2), Z17
-	VPSLLD      $0x10, 4672(BX)(R9*2), Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
-	VPANDD      64(BX)(R9*2), Z3, Z15
-	VPANDD      1600(BX)(R9*2), Z3, Z16
-	VPANDD      3136(BX)(R9*2), Z3, Z17
-	VPANDD      4672(BX)(R9*2), Z3, Z18
-	VSUBPS      Z0, Z15, Z15
-	VSUBPS      Z1, Z16, Z16
-	VSUBPS      Z2, Z17, Z17
-	VSUBPS      Z4, Z18, Z18
-	VADDPS      Z15, Z5, Z5
-	VADDPS      Z16, Z7, Z7
-	VADDPS      Z17, Z10, Z10
-	VADDPS      Z18, Z12, Z12
-	VFMADD231PS Z15, Z15, Z6
-	VFMADD231PS Z16, Z16, Z9
-	VFMADD231PS Z17, Z17, Z11
-	VFMADD231PS Z18, Z18, Z14
+	PREFETCHT1  (BX)(R9*1)
 	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VPSLLD      $0x10, (BX)(R10*2), Z15
+	VPSLLD      $0x10, 1536(BX)(R10*2), Z16
+	VPSLLD      $0x10, 3072(BX)(R10*2), Z17
+	VPSLLD      $0x10, 4608(BX)(R10*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      (BX)(R10*2), Z3, Z15
+	VPANDD      1536(BX)(R10*2), Z3, Z16
+	VPANDD      3072(BX)(R10*2), Z3, Z17
+	VPANDD      4608(BX)(R10*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPSLLD      $0x10, 64(BX)(R10*2), Z15
+	VPSLLD      $0x10, 1600(BX)(R10*2), Z16
+	VPSLLD      $0x10, 3136(BX)(R10*2), Z17
+	VPSLLD      $0x10, 4672(BX)(R10*2), Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	VPANDD      64(BX)(R10*2), Z3, Z15
+	VPANDD      1600(BX)(R10*2), Z3, Z16
+	VPANDD      3136(BX)(R10*2), Z3, Z17
+	VPANDD      4672(BX)(R10*2), Z3, Z18
+	VSUBPS      Z0, Z15, Z15
+	VSUBPS      Z1, Z16, Z16
+	VSUBPS      Z2, Z17, Z17
+	VSUBPS      Z4, Z18, Z18
+	VADDPS      Z15, Z5, Z5
+	VADDPS      Z16, Z7, Z7
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VFMADD231PS Z15, Z15, Z6
+	VFMADD231PS Z16, Z16, Z9
+	VFMADD231PS Z17, Z17, Z11
+	VFMADD231PS Z18, Z18, Z14
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -18468,8 +18710,8 @@ bloop1:
 	VSUBSS X15, X6, X6
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X12
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X12
 
 	// varianceEps = variance + eps
 	VADDSS X12, X8, X8
@@ -18484,52 +18726,52 @@ bloop1:
 	VADDSS X12, X6, X6
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X12
 	VUCOMISS X12, X8
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X12
 	VUCOMISS X8, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X12
 	VUCOMISS X12, X9
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X12
 	VUCOMISS X9, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X12
 	VUCOMISS X12, X11
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X12
 	VUCOMISS X11, X12
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X12
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X12
 	VUCOMISS X12, X6
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X12
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X12
 	VUCOMISS X6, X12
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X12
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X12
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X8, X8, X8
@@ -18568,31 +18810,33 @@ bloop1:
 	VADDSS X3, X4, X16
 
 	// pass 3 over row 1 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z17
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z18
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z17
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z18
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X8, Z8
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b0loop2:
-	VPMOVZXWD   (BX)(R9*2), Z19
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   (BX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VSUBPS      Z5, Z19, Z19
 	VMULPS      Z8, Z19, Z19
-	VMOVUPS     (DI)(R9*4), Z20
-	VMOVUPS     (SI)(R9*4), Z21
+	VMOVUPS     (DI)(R10*4), Z20
+	VMOVUPS     (SI)(R10*4), Z21
 	VFMADD231PS Z21, Z19, Z20
-	VPMOVZXWD   32(BX)(R9*2), Z19
+	VPMOVZXWD   32(BX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VSUBPS      Z5, Z19, Z19
 	VMULPS      Z8, Z19, Z19
-	VMOVUPS     64(DI)(R9*4), Z21
-	VMOVUPS     64(SI)(R9*4), Z22
+	VMOVUPS     64(DI)(R10*4), Z21
+	VMOVUPS     64(SI)(R10*4), Z22
 	VFMADD231PS Z22, Z19, Z21
 	VFPCLASSPSZ $0x20, Z20, K1
 	VFPCLASSPSZ $0x20, Z21, K2
@@ -18621,22 +18865,22 @@ b0loop2:
 	VINSERTI64X4 $0x01, Y19, Z13, Z19
 
 bf16_0:
-	VMOVDQU16   Z19, (AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z19
+	VMOVDQU16   Z19, (AX)(R10*2)
+	VPMOVZXWD   64(BX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VSUBPS      Z5, Z19, Z19
 	VMULPS      Z8, Z19, Z19
-	VMOVUPS     128(DI)(R9*4), Z20
-	VMOVUPS     128(SI)(R9*4), Z21
+	VMOVUPS     128(DI)(R10*4), Z20
+	VMOVUPS     128(SI)(R10*4), Z21
 	VFMADD231PS Z21, Z19, Z20
-	VPMOVZXWD   96(BX)(R9*2), Z19
+	VPMOVZXWD   96(BX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VSUBPS      Z5, Z19, Z19
 	VMULPS      Z8, Z19, Z19
-	VMOVUPS     192(DI)(R9*4), Z21
-	VMOVUPS     192(SI)(R9*4), Z22
+	VMOVUPS     192(DI)(R10*4), Z21
+	VMOVUPS     192(SI)(R10*4), Z22
 	VFMADD231PS Z22, Z19, Z21
 	VFPCLASSPSZ $0x20, Z20, K1
 	VFPCLASSPSZ $0x20, Z21, K2
@@ -18665,37 +18909,39 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y19, Z13, Z19
 
 bf16_1:
-	VMOVDQU16 Z19, 64(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z19, 64(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b0loop2
 
 	// pass 3 over row 2 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z5
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X7, Z7
 	VBROADCASTSS X9, Z9
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b1loop2:
-	VPMOVZXWD   1536(BX)(R9*2), Z17
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   1536(BX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
 	VSUBPS      Z1, Z17, Z17
 	VSUBPS      Z7, Z17, Z17
 	VMULPS      Z9, Z17, Z17
-	VMOVUPS     (DI)(R9*4), Z18
-	VMOVUPS     (SI)(R9*4), Z19
+	VMOVUPS     (DI)(R10*4), Z18
+	VMOVUPS     (SI)(R10*4), Z19
 	VFMADD231PS Z19, Z17, Z18
-	VPMOVZXWD   1568(BX)(R9*2), Z17
+	VPMOVZXWD   1568(BX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
 	VSUBPS      Z1, Z17, Z17
 	VSUBPS      Z7, Z17, Z17
 	VMULPS      Z9, Z17, Z17
-	VMOVUPS     64(DI)(R9*4), Z19
-	VMOVUPS     64(SI)(R9*4), Z20
+	VMOVUPS     64(DI)(R10*4), Z19
+	VMOVUPS     64(SI)(R10*4), Z20
 	VFMADD231PS Z20, Z17, Z19
 	VFPCLASSPSZ $0x20, Z18, K1
 	VFPCLASSPSZ $0x20, Z19, K2
@@ -18724,22 +18970,22 @@ b1loop2:
 	VINSERTI64X4 $0x01, Y17, Z13, Z17
 
 bf16_2:
-	VMOVDQU16   Z17, 1536(AX)(R9*2)
-	VPMOVZXWD   1600(BX)(R9*2), Z17
+	VMOVDQU16   Z17, 1536(AX)(R10*2)
+	VPMOVZXWD   1600(BX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
 	VSUBPS      Z1, Z17, Z17
 	VSUBPS      Z7, Z17, Z17
 	VMULPS      Z9, Z17, Z17
-	VMOVUPS     128(DI)(R9*4), Z18
-	VMOVUPS     128(SI)(R9*4), Z19
+	VMOVUPS     128(DI)(R10*4), Z18
+	VMOVUPS     128(SI)(R10*4), Z19
 	VFMADD231PS Z19, Z17, Z18
-	VPMOVZXWD   1632(BX)(R9*2), Z17
+	VPMOVZXWD   1632(BX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
 	VSUBPS      Z1, Z17, Z17
 	VSUBPS      Z7, Z17, Z17
 	VMULPS      Z9, Z17, Z17
-	VMOVUPS     192(DI)(R9*4), Z19
-	VMOVUPS     192(SI)(R9*4), Z20
+	VMOVUPS     192(DI)(R10*4), Z19
+	VMOVUPS     192(SI)(R10*4), Z20
 	VFMADD231PS Z20, Z17, Z19
 	VFPCLASSPSZ $0x20, Z18, K1
 	VFPCLASSPSZ $0x20, Z19, K2
@@ -18768,37 +19014,39 @@ bf16_2:
 	VINSERTI64X4 $0x01, Y17, Z13, Z17
 
 bf16_3:
-	VMOVDQU16 Z17, 1600(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z17, 1600(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b1loop2
 
 	// pass 3 over row 3 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X10, Z5
 	VBROADCASTSS X11, Z7
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b2loop2:
-	VPMOVZXWD   3072(BX)(R9*2), Z10
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   3072(BX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
 	VSUBPS      Z2, Z10, Z10
 	VSUBPS      Z5, Z10, Z10
 	VMULPS      Z7, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
-	VMOVUPS     (SI)(R9*4), Z17
+	VMOVUPS     (DI)(R10*4), Z11
+	VMOVUPS     (SI)(R10*4), Z17
 	VFMADD231PS Z17, Z10, Z11
-	VPMOVZXWD   3104(BX)(R9*2), Z10
+	VPMOVZXWD   3104(BX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
 	VSUBPS      Z2, Z10, Z10
 	VSUBPS      Z5, Z10, Z10
 	VMULPS      Z7, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z17
-	VMOVUPS     64(SI)(R9*4), Z18
+	VMOVUPS     64(DI)(R10*4), Z17
+	VMOVUPS     64(SI)(R10*4), Z18
 	VFMADD231PS Z18, Z10, Z17
 	VFPCLASSPSZ $0x20, Z11, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -18827,22 +19075,22 @@ b2loop2:
 	VINSERTI64X4 $0x01, Y10, Z13, Z10
 
 bf16_4:
-	VMOVDQU16   Z10, 3072(AX)(R9*2)
-	VPMOVZXWD   3136(BX)(R9*2), Z10
+	VMOVDQU16   Z10, 3072(AX)(R10*2)
+	VPMOVZXWD   3136(BX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
 	VSUBPS      Z2, Z10, Z10
 	VSUBPS      Z5, Z10, Z10
 	VMULPS      Z7, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
-	VMOVUPS     128(SI)(R9*4), Z17
+	VMOVUPS     128(DI)(R10*4), Z11
+	VMOVUPS     128(SI)(R10*4), Z17
 	VFMADD231PS Z17, Z10, Z11
-	VPMOVZXWD   3168(BX)(R9*2), Z10
+	VPMOVZXWD   3168(BX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
 	VSUBPS      Z2, Z10, Z10
 	VSUBPS      Z5, Z10, Z10
 	VMULPS      Z7, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z17
-	VMOVUPS     192(SI)(R9*4), Z18
+	VMOVUPS     192(DI)(R10*4), Z17
+	VMOVUPS     192(SI)(R10*4), Z18
 	VFMADD231PS Z18, Z10, Z17
 	VFPCLASSPSZ $0x20, Z11, K1
 	VFPCLASSPSZ $0x20, Z17, K2
@@ -18871,37 +19119,39 @@ bf16_4:
 	VINSERTI64X4 $0x01, Y10, Z13, Z10
 
 bf16_5:
-	VMOVDQU16 Z10, 3136(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z10, 3136(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b2loop2
 
 	// pass 3 over row 4 of 4: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X4, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X6, Z4
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b3loop2:
-	VPMOVZXWD   4608(BX)(R9*2), Z5
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   4608(BX)(R10*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R9*4), Z6
-	VMOVUPS     (SI)(R9*4), Z10
+	VMOVUPS     (DI)(R10*4), Z6
+	VMOVUPS     (SI)(R10*4), Z10
 	VFMADD231PS Z10, Z5, Z6
-	VPMOVZXWD   4640(BX)(R9*2), Z5
+	VPMOVZXWD   4640(BX)(R10*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R9*4), Z10
-	VMOVUPS     64(SI)(R9*4), Z11
+	VMOVUPS     64(DI)(R10*4), Z10
+	VMOVUPS     64(SI)(R10*4), Z11
 	VFMADD231PS Z11, Z5, Z10
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -18930,22 +19180,22 @@ b3loop2:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_6:
-	VMOVDQU16   Z5, 4608(AX)(R9*2)
-	VPMOVZXWD   4672(BX)(R9*2), Z5
+	VMOVDQU16   Z5, 4608(AX)(R10*2)
+	VPMOVZXWD   4672(BX)(R10*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R9*4), Z6
-	VMOVUPS     128(SI)(R9*4), Z10
+	VMOVUPS     128(DI)(R10*4), Z6
+	VMOVUPS     128(SI)(R10*4), Z10
 	VFMADD231PS Z10, Z5, Z6
-	VPMOVZXWD   4704(BX)(R9*2), Z5
+	VPMOVZXWD   4704(BX)(R10*2), Z5
 	VPSLLD      $0x10, Z5, Z5
 	VSUBPS      Z2, Z5, Z5
 	VSUBPS      Z3, Z5, Z5
 	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R9*4), Z10
-	VMOVUPS     192(SI)(R9*4), Z11
+	VMOVUPS     192(DI)(R10*4), Z10
+	VMOVUPS     192(SI)(R10*4), Z11
 	VFMADD231PS Z11, Z5, Z10
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z10, K2
@@ -18974,9 +19224,9 @@ bf16_6:
 	VINSERTI64X4 $0x01, Y5, Z13, Z5
 
 bf16_7:
-	VMOVDQU16 Z5, 4672(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z5, 4672(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b3loop2
 
 	// mean[row] = mean
@@ -19013,36 +19263,44 @@ bf16_7:
 	JZ     done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000004, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z0
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VPSLLD $0x10, (BX)(R9*2), Z6
+	VPSLLD $0x10, (BX)(R10*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (BX)(R9*2), Z0, Z6
+	VPANDD (BX)(R10*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R9*2), Z6
+	VPSLLD $0x10, 64(BX)(R10*2), Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(BX)(R9*2), Z0, Z6
+	VPANDD 64(BX)(R10*2), Z0, Z6
 	VSUBPS Z1, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R9
-	CMPQ   R9, $+768
+	ADDQ   $+64, R10
+	CMPQ   R10, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -19059,8 +19317,8 @@ loop0:
 	VADDSS     X2, X0, X0
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X2
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X0, X0
@@ -19069,8 +19327,8 @@ loop0:
 	VADDSS X0, X1, X1
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z0
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -19080,27 +19338,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z11
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPSLLD      $0x10, (BX)(R10*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R9*2), Z0, Z11
+	VPANDD      (BX)(R10*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(BX)(R9*2), Z11
+	VPSLLD      $0x10, 64(BX)(R10*2), Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R9*2), Z0, Z11
+	VPANDD      64(BX)(R10*2), Z0, Z11
 	VSUBPS      Z1, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -19142,26 +19402,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -19173,31 +19433,33 @@ loop1:
 	VADDSS X0, X1, X2
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z3
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X5, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop2:
-	VPMOVZXWD   (BX)(R9*2), Z6
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   (BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z0, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
+	VMOVUPS     (DI)(R10*4), Z7
+	VMOVUPS     (SI)(R10*4), Z8
 	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   32(BX)(R9*2), Z6
+	VPMOVZXWD   32(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z0, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     64(DI)(R9*4), Z8
-	VMOVUPS     64(SI)(R9*4), Z9
+	VMOVUPS     64(DI)(R10*4), Z8
+	VMOVUPS     64(SI)(R10*4), Z9
 	VFMADD231PS Z9, Z6, Z8
 	VFPCLASSPSZ $0x20, Z7, K1
 	VFPCLASSPSZ $0x20, Z8, K2
@@ -19226,22 +19488,22 @@ loop2:
 	VINSERTI64X4 $0x01, Y6, Z13, Z6
 
 bf16_8:
-	VMOVDQU16   Z6, (AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z6
+	VMOVDQU16   Z6, (AX)(R10*2)
+	VPMOVZXWD   64(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z0, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
-	VMOVUPS     128(SI)(R9*4), Z8
+	VMOVUPS     128(DI)(R10*4), Z7
+	VMOVUPS     128(SI)(R10*4), Z8
 	VFMADD231PS Z8, Z6, Z7
-	VPMOVZXWD   96(BX)(R9*2), Z6
+	VPMOVZXWD   96(BX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z1, Z6, Z6
 	VSUBPS      Z0, Z6, Z6
 	VMULPS      Z5, Z6, Z6
-	VMOVUPS     192(DI)(R9*4), Z8
-	VMOVUPS     192(SI)(R9*4), Z9
+	VMOVUPS     192(DI)(R10*4), Z8
+	VMOVUPS     192(SI)(R10*4), Z9
 	VFMADD231PS Z9, Z6, Z8
 	VFPCLASSPSZ $0x20, Z7, K1
 	VFPCLASSPSZ $0x20, Z8, K2
@@ -19270,9 +19532,9 @@ bf16_8:
 	VINSERTI64X4 $0x01, Y6, Z13, Z6
 
 bf16_9:
-	VMOVDQU16 Z6, 64(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z6, 64(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        loop2
 
 	// mean[row] = mean
@@ -19295,7 +19557,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrain768(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -19310,54 +19572,62 @@ TEXT ·halfnormAvx512BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
 
 	// pivot = the row's first x
-	MOVWLZX 1536(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+
+	// pivot = the row's first x
+	MOVWLZX 1536(BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 
 	// pass 1 over 2 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z2
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
 	VPXORD       Z6, Z6, Z6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VPSLLD $0x10, (BX)(R9*2), Z7
-	VPSLLD $0x10, 1536(BX)(R9*2), Z8
+	VPSLLD $0x10, (BX)(R10*2), Z7
+	VPSLLD $0x10, 1536(BX)(R10*2), Z8
 	VSUBPS Z0, Z7, Z7
 	VSUBPS Z1, Z8, Z8
 	VADDPS Z7, Z3, Z3
 	VADDPS Z8, Z5, Z5
-	VPANDD (BX)(R9*2), Z2, Z7
-	VPANDD 1536(BX)(R9*2), Z2, Z8
+	VPANDD (BX)(R10*2), Z2, Z7
+	VPANDD 1536(BX)(R10*2), Z2, Z8
 	VSUBPS Z0, Z7, Z7
 	VSUBPS Z1, Z8, Z8
 	VADDPS Z7, Z4, Z4
 	VADDPS Z8, Z6, Z6
-	VPSLLD $0x10, 64(BX)(R9*2), Z7
-	VPSLLD $0x10, 1600(BX)(R9*2), Z8
+	VPSLLD $0x10, 64(BX)(R10*2), Z7
+	VPSLLD $0x10, 1600(BX)(R10*2), Z8
 	VSUBPS Z0, Z7, Z7
 	VSUBPS Z1, Z8, Z8
 	VADDPS Z7, Z3, Z3
 	VADDPS Z8, Z5, Z5
-	VPANDD 64(BX)(R9*2), Z2, Z7
-	VPANDD 1600(BX)(R9*2), Z2, Z8
+	VPANDD 64(BX)(R10*2), Z2, Z7
+	VPANDD 1600(BX)(R10*2), Z2, Z8
 	VSUBPS Z0, Z7, Z7
 	VSUBPS Z1, Z8, Z8
 	VADDPS Z7, Z4, Z4
 	VADDPS Z8, Z6, Z6
-	ADDQ   $+64, R9
-	CMPQ   R9, $+768
+	ADDQ   $+64, R10
+	CMPQ   R10, $+768
 	JB     bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -19383,8 +19653,8 @@ bloop0:
 	VADDSS     X4, X3, X3
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X4
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
@@ -19399,8 +19669,8 @@ bloop0:
 	VADDSS X3, X1, X1
 
 	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z2
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z3, Z3, Z3
@@ -19411,43 +19681,45 @@ bloop0:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z12
-	VPSLLD      $0x10, 1536(BX)(R9*2), Z13
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z12, Z3, Z3
-	VADDPS      Z13, Z8, Z8
-	VFMADD231PS Z12, Z12, Z6
-	VFMADD231PS Z13, Z13, Z10
-	VPANDD      (BX)(R9*2), Z2, Z12
-	VPANDD      1536(BX)(R9*2), Z2, Z13
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z12, Z5, Z5
-	VADDPS      Z13, Z9, Z9
-	VFMADD231PS Z12, Z12, Z7
-	VFMADD231PS Z13, Z13, Z11
-	VPSLLD      $0x10, 64(BX)(R9*2), Z12
-	VPSLLD      $0x10, 1600(BX)(R9*2), Z13
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z12, Z3, Z3
-	VADDPS      Z13, Z8, Z8
-	VFMADD231PS Z12, Z12, Z6
-	VFMADD231PS Z13, Z13, Z10
-	VPANDD      64(BX)(R9*2), Z2, Z12
-	VPANDD      1600(BX)(R9*2), Z2, Z13
-	VSUBPS      Z0, Z12, Z12
-	VSUBPS      Z1, Z13, Z13
-	VADDPS      Z12, Z5, Z5
-	VADDPS      Z13, Z9, Z9
-	VFMADD231PS Z12, Z12, Z7
-	VFMADD231PS Z13, Z13, Z11
+	PREFETCHT1  (BX)(R9*1)
 	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VPSLLD      $0x10, (BX)(R10*2), Z12
+	VPSLLD      $0x10, 1536(BX)(R10*2), Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z3, Z3
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z10
+	VPANDD      (BX)(R10*2), Z2, Z12
+	VPANDD      1536(BX)(R10*2), Z2, Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z12, Z12, Z7
+	VFMADD231PS Z13, Z13, Z11
+	VPSLLD      $0x10, 64(BX)(R10*2), Z12
+	VPSLLD      $0x10, 1600(BX)(R10*2), Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z3, Z3
+	VADDPS      Z13, Z8, Z8
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z10
+	VPANDD      64(BX)(R10*2), Z2, Z12
+	VPANDD      1600(BX)(R10*2), Z2, Z13
+	VSUBPS      Z0, Z12, Z12
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z12, Z5, Z5
+	VADDPS      Z13, Z9, Z9
+	VFMADD231PS Z12, Z12, Z7
+	VFMADD231PS Z13, Z13, Z11
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -19519,8 +19791,8 @@ bloop1:
 	VSUBSS X7, X4, X4
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X6
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X6
 
 	// varianceEps = variance + eps
 	VADDSS X6, X5, X5
@@ -19529,30 +19801,30 @@ bloop1:
 	VADDSS X6, X4, X4
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X6
 	VUCOMISS X6, X5
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X6
 	VUCOMISS X5, X6
 	JA       row
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X6
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X6
 	VUCOMISS X6, X4
 	JA       row
 	JPS      row
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X6
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X6
 	VUCOMISS X4, X6
 	JA       row
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X6
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X6
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X5, X5, X5
@@ -19573,175 +19845,179 @@ bloop1:
 	VADDSS X3, X1, X7
 
 	// pass 3 over row 1 of 2: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z8
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z9
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X10
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X10, X10
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z8
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z9
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X10
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X10, X10
 	VPMOVZXBD    X10, Z10
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z11
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z11
 	VPMULLD      Z11, Z10, Z10
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z11
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z11
 	VPADDD       Z11, Z10, Z10
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X5, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b0loop2:
-	VPMOVZXWD   (BX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VMOVUPS     (DI)(R9*4), Z12
-	VMOVUPS     (SI)(R9*4), Z13
-	VFMADD231PS Z13, Z11, Z12
-	VPMOVZXWD   32(BX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VMOVUPS     64(DI)(R9*4), Z13
-	VMOVUPS     64(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z11, Z13
-	VPSLLD      $0x0f, Z12, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z8, Z11, Z11
-	VPADDD      Z12, Z11, Z11
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z9, Z12, K1, Z11
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z8, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z9, Z13, K1, Z12
-	VPERMT2W    Z12, Z10, Z11
-	VMOVDQU16   Z11, (AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VMOVUPS     128(DI)(R9*4), Z12
-	VMOVUPS     128(SI)(R9*4), Z13
-	VFMADD231PS Z13, Z11, Z12
-	VPMOVZXWD   96(BX)(R9*2), Z11
-	VPSLLD      $0x10, Z11, Z11
-	VSUBPS      Z0, Z11, Z11
-	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VMOVUPS     192(DI)(R9*4), Z13
-	VMOVUPS     192(SI)(R9*4), Z14
-	VFMADD231PS Z14, Z11, Z13
-	VPSLLD      $0x0f, Z12, Z11
-	VPSRLD      $0x1f, Z11, Z11
-	VPADDD      Z8, Z11, Z11
-	VPADDD      Z12, Z11, Z11
-	VCMPPS      $0x03, Z12, Z12, K1
-	VPORD       Z9, Z12, K1, Z11
-	VPSLLD      $0x0f, Z13, Z12
-	VPSRLD      $0x1f, Z12, Z12
-	VPADDD      Z8, Z12, Z12
-	VPADDD      Z13, Z12, Z12
-	VCMPPS      $0x03, Z13, Z13, K1
-	VPORD       Z9, Z13, K1, Z12
-	VPERMT2W    Z12, Z10, Z11
-	VMOVDQU16   Z11, 64(AX)(R9*2)
+	PREFETCHT1  (BX)(R9*1)
 	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VPMOVZXWD   (BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     (DI)(R10*4), Z12
+	VMOVUPS     (SI)(R10*4), Z13
+	VFMADD231PS Z13, Z11, Z12
+	VPMOVZXWD   32(BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     64(DI)(R10*4), Z13
+	VMOVUPS     64(SI)(R10*4), Z14
+	VFMADD231PS Z14, Z11, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z8, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z9, Z13, K1, Z12
+	VPERMT2W    Z12, Z10, Z11
+	VMOVDQU16   Z11, (AX)(R10*2)
+	VPMOVZXWD   64(BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     128(DI)(R10*4), Z12
+	VMOVUPS     128(SI)(R10*4), Z13
+	VFMADD231PS Z13, Z11, Z12
+	VPMOVZXWD   96(BX)(R10*2), Z11
+	VPSLLD      $0x10, Z11, Z11
+	VSUBPS      Z0, Z11, Z11
+	VSUBPS      Z2, Z11, Z11
+	VMULPS      Z5, Z11, Z11
+	VMOVUPS     192(DI)(R10*4), Z13
+	VMOVUPS     192(SI)(R10*4), Z14
+	VFMADD231PS Z14, Z11, Z13
+	VPSLLD      $0x0f, Z12, Z11
+	VPSRLD      $0x1f, Z11, Z11
+	VPADDD      Z8, Z11, Z11
+	VPADDD      Z12, Z11, Z11
+	VCMPPS      $0x03, Z12, Z12, K1
+	VPORD       Z9, Z12, K1, Z11
+	VPSLLD      $0x0f, Z13, Z12
+	VPSRLD      $0x1f, Z12, Z12
+	VPADDD      Z8, Z12, Z12
+	VPADDD      Z13, Z12, Z12
+	VCMPPS      $0x03, Z13, Z13, K1
+	VPORD       Z9, Z13, K1, Z12
+	VPERMT2W    Z12, Z10, Z11
+	VMOVDQU16   Z11, 64(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          b0loop2
 
 	// pass 3 over row 2 of 2: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z2
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X8
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X8, X8
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z2
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X8
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X8, X8
 	VPMOVZXBD    X8, Z8
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z9
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z9
 	VPMULLD      Z9, Z8, Z8
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z9
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z9
 	VPADDD       Z9, Z8, Z8
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X4, Z4
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b1loop2:
-	VPMOVZXWD   1536(BX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VMOVUPS     (DI)(R9*4), Z10
-	VMOVUPS     (SI)(R9*4), Z11
-	VFMADD231PS Z11, Z9, Z10
-	VPMOVZXWD   1568(BX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VMOVUPS     64(DI)(R9*4), Z11
-	VMOVUPS     64(SI)(R9*4), Z12
-	VFMADD231PS Z12, Z9, Z11
-	VPSLLD      $0x0f, Z10, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z10, Z9, Z9
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z2, Z10, K1, Z9
-	VPSLLD      $0x0f, Z11, Z10
-	VPSRLD      $0x1f, Z10, Z10
-	VPADDD      Z0, Z10, Z10
-	VPADDD      Z11, Z10, Z10
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z2, Z11, K1, Z10
-	VPERMT2W    Z10, Z8, Z9
-	VMOVDQU16   Z9, 1536(AX)(R9*2)
-	VPMOVZXWD   1600(BX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VMOVUPS     128(DI)(R9*4), Z10
-	VMOVUPS     128(SI)(R9*4), Z11
-	VFMADD231PS Z11, Z9, Z10
-	VPMOVZXWD   1632(BX)(R9*2), Z9
-	VPSLLD      $0x10, Z9, Z9
-	VSUBPS      Z1, Z9, Z9
-	VSUBPS      Z3, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VMOVUPS     192(DI)(R9*4), Z11
-	VMOVUPS     192(SI)(R9*4), Z12
-	VFMADD231PS Z12, Z9, Z11
-	VPSLLD      $0x0f, Z10, Z9
-	VPSRLD      $0x1f, Z9, Z9
-	VPADDD      Z0, Z9, Z9
-	VPADDD      Z10, Z9, Z9
-	VCMPPS      $0x03, Z10, Z10, K1
-	VPORD       Z2, Z10, K1, Z9
-	VPSLLD      $0x0f, Z11, Z10
-	VPSRLD      $0x1f, Z10, Z10
-	VPADDD      Z0, Z10, Z10
-	VPADDD      Z11, Z10, Z10
-	VCMPPS      $0x03, Z11, Z11, K1
-	VPORD       Z2, Z11, K1, Z10
-	VPERMT2W    Z10, Z8, Z9
-	VMOVDQU16   Z9, 1600(AX)(R9*2)
+	PREFETCHT1  (BX)(R9*1)
 	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VPMOVZXWD   1536(BX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     (DI)(R10*4), Z10
+	VMOVUPS     (SI)(R10*4), Z11
+	VFMADD231PS Z11, Z9, Z10
+	VPMOVZXWD   1568(BX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     64(DI)(R10*4), Z11
+	VMOVUPS     64(SI)(R10*4), Z12
+	VFMADD231PS Z12, Z9, Z11
+	VPSLLD      $0x0f, Z10, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z10, Z9, Z9
+	VCMPPS      $0x03, Z10, Z10, K1
+	VPORD       Z2, Z10, K1, Z9
+	VPSLLD      $0x0f, Z11, Z10
+	VPSRLD      $0x1f, Z10, Z10
+	VPADDD      Z0, Z10, Z10
+	VPADDD      Z11, Z10, Z10
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z2, Z11, K1, Z10
+	VPERMT2W    Z10, Z8, Z9
+	VMOVDQU16   Z9, 1536(AX)(R10*2)
+	VPMOVZXWD   1600(BX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     128(DI)(R10*4), Z10
+	VMOVUPS     128(SI)(R10*4), Z11
+	VFMADD231PS Z11, Z9, Z10
+	VPMOVZXWD   1632(BX)(R10*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VSUBPS      Z1, Z9, Z9
+	VSUBPS      Z3, Z9, Z9
+	VMULPS      Z4, Z9, Z9
+	VMOVUPS     192(DI)(R10*4), Z11
+	VMOVUPS     192(SI)(R10*4), Z12
+	VFMADD231PS Z12, Z9, Z11
+	VPSLLD      $0x0f, Z10, Z9
+	VPSRLD      $0x1f, Z9, Z9
+	VPADDD      Z0, Z9, Z9
+	VPADDD      Z10, Z9, Z9
+	VCMPPS      $0x03, Z10, Z10, K1
+	VPORD       Z2, Z10, K1, Z9
+	VPSLLD      $0x0f, Z11, Z10
+	VPSRLD      $0x1f, Z10, Z10
+	VPADDD      Z0, Z10, Z10
+	VPADDD      Z11, Z10, Z10
+	VCMPPS      $0x03, Z11, Z11, K1
+	VPORD       Z2, Z11, K1, Z10
+	VPERMT2W    Z10, Z8, Z9
+	VMOVDQU16   Z9, 1600(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          b1loop2
 
 	// mean[row] = mean
@@ -19766,36 +20042,44 @@ b1loop2:
 	JZ     done
 
 row:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z2, Z2, Z2
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
 	VPXORD       Z5, Z5, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VPSLLD $0x10, (BX)(R9*2), Z6
+	VPSLLD $0x10, (BX)(R10*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z2, Z2
-	VPANDD (BX)(R9*2), Z1, Z6
+	VPANDD (BX)(R10*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z3, Z3
-	VPSLLD $0x10, 64(BX)(R9*2), Z6
+	VPSLLD $0x10, 64(BX)(R10*2), Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z4, Z4
-	VPANDD 64(BX)(R9*2), Z1, Z6
+	VPANDD 64(BX)(R10*2), Z1, Z6
 	VSUBPS Z0, Z6, Z6
 	VADDPS Z6, Z5, Z5
-	ADDQ   $+64, R9
-	CMPQ   R9, $+768
+	ADDQ   $+64, R10
+	CMPQ   R10, $+768
 	JB     loop0
 
 	// pivotSum = sum(x - pivot)
@@ -19812,8 +20096,8 @@ loop0:
 	VADDSS     X2, X1, X1
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X2
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -19822,8 +20106,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0xffff0000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X0, Z0
 	VPXORD       Z3, Z3, Z3
 	VPXORD       Z4, Z4, Z4
@@ -19833,27 +20117,29 @@ loop0:
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VPSLLD      $0x10, (BX)(R9*2), Z11
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VPSLLD      $0x10, (BX)(R10*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z3, Z3
 	VFMADD231PS Z11, Z11, Z7
-	VPANDD      (BX)(R9*2), Z1, Z11
+	VPANDD      (BX)(R10*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z4, Z4
 	VFMADD231PS Z11, Z11, Z8
-	VPSLLD      $0x10, 64(BX)(R9*2), Z11
+	VPSLLD      $0x10, 64(BX)(R10*2), Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z5, Z5
 	VFMADD231PS Z11, Z11, Z9
-	VPANDD      64(BX)(R9*2), Z1, Z11
+	VPANDD      64(BX)(R10*2), Z1, Z11
 	VSUBPS      Z0, Z11, Z11
 	VADDPS      Z11, Z6, Z6
 	VFMADD231PS Z11, Z11, Z10
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -19895,26 +20181,26 @@ loop1:
 	VSUBSS X3, X2, X2
 
 	// eps = 1e-05
-	MOVL  $0x3727c5ac, R9
-	VMOVD R9, X3
+	MOVL  $0x3727c5ac, R10
+	VMOVD R10, X3
 
 	// varianceEps = variance + eps
 	VADDSS X3, X2, X2
 
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X3
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
 	VUCOMISS X3, X2
 	JA       done
 	JPS      done
-	MOVL     $0x15f79688, R9
-	VMOVD    R9, X3
+	MOVL     $0x15f79688, R10
+	VMOVD    R10, X3
 	VUCOMISS X2, X3
 	JA       done
 
 	// the constant 1
-	MOVL  $0x3f800000, R9
-	VMOVD R9, X3
+	MOVL  $0x3f800000, R10
+	VMOVD R10, X3
 
 	// std = sqrt(varianceEps)
 	VSQRTSS X2, X2, X2
@@ -19926,89 +20212,91 @@ loop1:
 	VADDSS X1, X0, X3
 
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z4
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z5
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X6, X6
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z5
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z7
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z7
 	VPMULLD      Z7, Z6, Z6
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z7
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z7
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop2:
-	VPMOVZXWD   (BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z8
-	VMOVUPS     (SI)(R9*4), Z9
-	VFMADD231PS Z9, Z7, Z8
-	VPMOVZXWD   32(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z9
-	VMOVUPS     64(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z9
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z5, Z8, K1, Z7
-	VPSLLD      $0x0f, Z9, Z8
-	VPSRLD      $0x1f, Z8, Z8
-	VPADDD      Z4, Z8, Z8
-	VPADDD      Z9, Z8, Z8
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z5, Z9, K1, Z8
-	VPERMT2W    Z8, Z6, Z7
-	VMOVDQU16   Z7, (AX)(R9*2)
-	VPMOVZXWD   64(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z8
-	VMOVUPS     128(SI)(R9*4), Z9
-	VFMADD231PS Z9, Z7, Z8
-	VPMOVZXWD   96(BX)(R9*2), Z7
-	VPSLLD      $0x10, Z7, Z7
-	VSUBPS      Z0, Z7, Z7
-	VSUBPS      Z1, Z7, Z7
-	VMULPS      Z2, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z9
-	VMOVUPS     192(SI)(R9*4), Z10
-	VFMADD231PS Z10, Z7, Z9
-	VPSLLD      $0x0f, Z8, Z7
-	VPSRLD      $0x1f, Z7, Z7
-	VPADDD      Z4, Z7, Z7
-	VPADDD      Z8, Z7, Z7
-	VCMPPS      $0x03, Z8, Z8, K1
-	VPORD       Z5, Z8, K1, Z7
-	VPSLLD      $0x0f, Z9, Z8
-	VPSRLD      $0x1f, Z8, Z8
-	VPADDD      Z4, Z8, Z8
-	VPADDD      Z9, Z8, Z8
-	VCMPPS      $0x03, Z9, Z9, K1
-	VPORD       Z5, Z9, K1, Z8
-	VPERMT2W    Z8, Z6, Z7
-	VMOVDQU16   Z7, 64(AX)(R9*2)
+	PREFETCHT1  (BX)(R9*1)
 	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VPMOVZXWD   (BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     (DI)(R10*4), Z8
+	VMOVUPS     (SI)(R10*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   32(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     64(DI)(R10*4), Z9
+	VMOVUPS     64(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z5, Z9, K1, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, (AX)(R10*2)
+	VPMOVZXWD   64(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     128(DI)(R10*4), Z8
+	VMOVUPS     128(SI)(R10*4), Z9
+	VFMADD231PS Z9, Z7, Z8
+	VPMOVZXWD   96(BX)(R10*2), Z7
+	VPSLLD      $0x10, Z7, Z7
+	VSUBPS      Z0, Z7, Z7
+	VSUBPS      Z1, Z7, Z7
+	VMULPS      Z2, Z7, Z7
+	VMOVUPS     192(DI)(R10*4), Z9
+	VMOVUPS     192(SI)(R10*4), Z10
+	VFMADD231PS Z10, Z7, Z9
+	VPSLLD      $0x0f, Z8, Z7
+	VPSRLD      $0x1f, Z7, Z7
+	VPADDD      Z4, Z7, Z7
+	VPADDD      Z8, Z7, Z7
+	VCMPPS      $0x03, Z8, Z8, K1
+	VPORD       Z5, Z8, K1, Z7
+	VPSLLD      $0x0f, Z9, Z8
+	VPSRLD      $0x1f, Z8, Z8
+	VPADDD      Z4, Z8, Z8
+	VPADDD      Z9, Z8, Z8
+	VCMPPS      $0x03, Z9, Z9, K1
+	VPORD       Z5, Z9, K1, Z8
+	VPERMT2W    Z8, Z6, Z7
+	VMOVDQU16   Z7, 64(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop2
 
 	// mean[row] = mean
@@ -20031,7 +20319,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormTrain768(dst *uint16, mean *float32, rstd *float32, x *uint16, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
@@ -20046,19 +20334,27 @@ TEXT ·halfnormAvx2BF16LayerNormTrain768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
-	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
 
 	// pivot = the row's first x
-	MOVWLZX 1536(BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X1
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
+
+	// pivot = the row's first x
+	MOVWLZX 1536(BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X1
 
 	// pass 1 over 2 rows: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VMOVD        R9, X2
+	MOVL         $0xffff0000, R10
+	VMOVD        R10, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -20066,39 +20362,39 @@ rows:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VMOVDQU (BX)(R9*2), Y7
+	VMOVDQU (BX)(R10*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 1536(BX)(R9*2), Y8
+	VMOVDQU 1536(BX)(R10*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   (BX)(R9*2), Y2, Y7
-	VPAND   1536(BX)(R9*2), Y2, Y8
+	VPAND   (BX)(R10*2), Y2, Y7
+	VPAND   1536(BX)(R10*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	VMOVDQU 32(BX)(R9*2), Y7
+	VMOVDQU 32(BX)(R10*2), Y7
 	VPSLLD  $0x10, Y7, Y7
-	VMOVDQU 1568(BX)(R9*2), Y8
+	VMOVDQU 1568(BX)(R10*2), Y8
 	VPSLLD  $0x10, Y8, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y3, Y3
 	VADDPS  Y8, Y5, Y5
-	VPAND   32(BX)(R9*2), Y2, Y7
-	VPAND   1568(BX)(R9*2), Y2, Y8
+	VPAND   32(BX)(R10*2), Y2, Y7
+	VPAND   1568(BX)(R10*2), Y2, Y8
 	VSUBPS  Y0, Y7, Y7
 	VSUBPS  Y1, Y8, Y8
 	VADDPS  Y7, Y4, Y4
 	VADDPS  Y8, Y6, Y6
-	ADDQ    $+32, R9
-	CMPQ    R9, $+768
+	ADDQ    $+32, R10
+	CMPQ    R10, $+768
 	JB      bloop0
 
 	// pivotSum = sum(x - pivot)
@@ -20120,8 +20416,8 @@ bloop0:
 	VADDSS       X4, X3, X3
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X4
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X4
 
 	// pivotMean = pivotSum * invN
 	VMULSS X4, X2, X2
@@ -20136,8 +20432,8 @@ bloop0:
 	VADDSS X3, X1, X1
 
 	// pass 2 over 2 rows: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VMOVD        R9, X2
+	MOVL         $0xffff0000, R10
+	VMOVD        R10, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
@@ -20149,12 +20445,14 @@ bloop0:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop1:
-	VMOVDQU     (BX)(R9*2), Y12
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVDQU     (BX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     1536(BX)(R9*2), Y13
+	VMOVDQU     1536(BX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -20162,17 +20460,17 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       (BX)(R9*2), Y2, Y12
-	VPAND       1536(BX)(R9*2), Y2, Y13
+	VPAND       (BX)(R10*2), Y2, Y12
+	VPAND       1536(BX)(R10*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	VMOVDQU     32(BX)(R9*2), Y12
+	VMOVDQU     32(BX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VMOVDQU     1568(BX)(R9*2), Y13
+	VMOVDQU     1568(BX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
@@ -20180,16 +20478,16 @@ bloop1:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y12, Y12, Y6
 	VFMADD231PS Y13, Y13, Y10
-	VPAND       32(BX)(R9*2), Y2, Y12
-	VPAND       1568(BX)(R9*2), Y2, Y13
+	VPAND       32(BX)(R10*2), Y2, Y12
+	VPAND       1568(BX)(R10*2), Y2, Y13
 	VSUBPS      Y0, Y12, Y12
 	VSUBPS      Y1, Y13, Y13
 	VADDPS      Y12, Y5, Y5
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y12, Y12, Y7
 	VFMADD231PS Y13, Y13, Y11
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          bloop1
 
 	// devSum = sum(x - shift)
@@ -20502,39 +20800,47 @@ b1loop2:
 	JZ     done
 
 row:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// pivot = the row's first x
-	MOVWLZX (BX), R9
-	SHLL    $0x10, R9
-	VMOVD   R9, X0
+	MOVWLZX (BX), R10
+	SHLL    $0x10, R10
+	VMOVD   R10, X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	MOVL         $0xffff0000, R9
-	VMOVD        R9, X1
+	MOVL         $0xffff0000, R10
+	VMOVD        R10, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VMOVDQU (BX)(R9*2), Y6
+	VMOVDQU (BX)(R10*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y2, Y2
-	VPAND   (BX)(R9*2), Y1, Y6
+	VPAND   (BX)(R10*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y3, Y3
-	VMOVDQU 32(BX)(R9*2), Y6
+	VMOVDQU 32(BX)(R10*2), Y6
 	VPSLLD  $0x10, Y6, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y4, Y4
-	VPAND   32(BX)(R9*2), Y1, Y6
+	VPAND   32(BX)(R10*2), Y1, Y6
 	VSUBPS  Y0, Y6, Y6
 	VADDPS  Y6, Y5, Y5
-	ADDQ    $+32, R9
-	CMPQ    R9, $+768
+	ADDQ    $+32, R10
+	CMPQ    R10, $+768
 	JB      loop0
 
 	// pivotSum = sum(x - pivot)
@@ -20549,8 +20855,8 @@ loop0:
 	VADDSS       X2, X1, X1
 
 	// invN = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X2
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X2
 
 	// pivotMean = pivotSum * invN
 	VMULSS X2, X1, X1
@@ -20559,8 +20865,8 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	MOVL         $0xffff0000, R9
-	VMOVD        R9, X1
+	MOVL         $0xffff0000, R10
+	VMOVD        R10, X1
 	VPBROADCASTD X1, Y1
 	VBROADCASTSS X0, Y0
 	VXORPS       Y3, Y3, Y3
@@ -20571,29 +20877,31 @@ loop0:
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VMOVDQU     (BX)(R9*2), Y11
+	PREFETCHT1  (BX)(R9*1)
+	ADDQ        $+64, R9
+	VMOVDQU     (BX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y3, Y3
 	VFMADD231PS Y11, Y11, Y7
-	VPAND       (BX)(R9*2), Y1, Y11
+	VPAND       (BX)(R10*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y4, Y4
 	VFMADD231PS Y11, Y11, Y8
-	VMOVDQU     32(BX)(R9*2), Y11
+	VMOVDQU     32(BX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y5, Y5
 	VFMADD231PS Y11, Y11, Y9
-	VPAND       32(BX)(R9*2), Y1, Y11
+	VPAND       32(BX)(R10*2), Y1, Y11
 	VSUBPS      Y0, Y11, Y11
 	VADDPS      Y11, Y6, Y6
 	VFMADD231PS Y11, Y11, Y10
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          loop1
 
 	// devSum = sum(x - shift)
@@ -22764,7 +23072,7 @@ done:
 	RET
 
 // func avx512bf16BF16LayerNormTrainBackwardRows768(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -22779,6 +23087,14 @@ TEXT ·halfnormAvx512bf16BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000004, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -22820,29 +23136,29 @@ rows:
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VPMOVZXWD   (CX)(R9*2), Z16
+	VPMOVZXWD   (CX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1536(CX)(R9*2), Z17
+	VPMOVZXWD   1536(CX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3072(CX)(R9*2), Z18
+	VPMOVZXWD   3072(CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4608(CX)(R9*2), Z19
+	VPMOVZXWD   4608(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     (DI)(R9*4), Z20
+	VMOVUPS     (DI)(R10*4), Z20
 	VMULPS      Z20, Z16, Z16
 	VMULPS      Z20, Z17, Z17
 	VMULPS      Z20, Z18, Z18
 	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   (DX)(R9*2), Z20
+	VPMOVZXWD   (DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1536(DX)(R9*2), Z22
+	VPMOVZXWD   1536(DX)(R10*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   3072(DX)(R9*2), Z23
+	VPMOVZXWD   3072(DX)(R10*2), Z23
 	VPSLLD      $0x10, Z23, Z23
-	VPMOVZXWD   4608(DX)(R9*2), Z24
+	VPMOVZXWD   4608(DX)(R10*2), Z24
 	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
 	VSUBPS      Z1, Z22, Z22
@@ -22860,26 +23176,26 @@ bloop0:
 	VFMADD231PS Z22, Z17, Z11
 	VFMADD231PS Z23, Z18, Z13
 	VFMADD231PS Z24, Z19, Z15
-	VPMOVZXWD   32(CX)(R9*2), Z16
+	VPMOVZXWD   32(CX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1568(CX)(R9*2), Z17
+	VPMOVZXWD   1568(CX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3104(CX)(R9*2), Z18
+	VPMOVZXWD   3104(CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4640(CX)(R9*2), Z19
+	VPMOVZXWD   4640(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     64(DI)(R9*4), Z20
+	VMOVUPS     64(DI)(R10*4), Z20
 	VMULPS      Z20, Z16, Z16
 	VMULPS      Z20, Z17, Z17
 	VMULPS      Z20, Z18, Z18
 	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   32(DX)(R9*2), Z20
+	VPMOVZXWD   32(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1568(DX)(R9*2), Z22
+	VPMOVZXWD   1568(DX)(R10*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   3104(DX)(R9*2), Z23
+	VPMOVZXWD   3104(DX)(R10*2), Z23
 	VPSLLD      $0x10, Z23, Z23
-	VPMOVZXWD   4640(DX)(R9*2), Z24
+	VPMOVZXWD   4640(DX)(R10*2), Z24
 	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
 	VSUBPS      Z1, Z22, Z22
@@ -22897,26 +23213,26 @@ bloop0:
 	VFMADD231PS Z22, Z17, Z11
 	VFMADD231PS Z23, Z18, Z13
 	VFMADD231PS Z24, Z19, Z15
-	VPMOVZXWD   64(CX)(R9*2), Z16
+	VPMOVZXWD   64(CX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1600(CX)(R9*2), Z17
+	VPMOVZXWD   1600(CX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3136(CX)(R9*2), Z18
+	VPMOVZXWD   3136(CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4672(CX)(R9*2), Z19
+	VPMOVZXWD   4672(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     128(DI)(R9*4), Z20
+	VMOVUPS     128(DI)(R10*4), Z20
 	VMULPS      Z20, Z16, Z16
 	VMULPS      Z20, Z17, Z17
 	VMULPS      Z20, Z18, Z18
 	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   64(DX)(R9*2), Z20
+	VPMOVZXWD   64(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1600(DX)(R9*2), Z22
+	VPMOVZXWD   1600(DX)(R10*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   3136(DX)(R9*2), Z23
+	VPMOVZXWD   3136(DX)(R10*2), Z23
 	VPSLLD      $0x10, Z23, Z23
-	VPMOVZXWD   4672(DX)(R9*2), Z24
+	VPMOVZXWD   4672(DX)(R10*2), Z24
 	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
 	VSUBPS      Z1, Z22, Z22
@@ -22934,26 +23250,26 @@ bloop0:
 	VFMADD231PS Z22, Z17, Z11
 	VFMADD231PS Z23, Z18, Z13
 	VFMADD231PS Z24, Z19, Z15
-	VPMOVZXWD   96(CX)(R9*2), Z16
+	VPMOVZXWD   96(CX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
-	VPMOVZXWD   1632(CX)(R9*2), Z17
+	VPMOVZXWD   1632(CX)(R10*2), Z17
 	VPSLLD      $0x10, Z17, Z17
-	VPMOVZXWD   3168(CX)(R9*2), Z18
+	VPMOVZXWD   3168(CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VPMOVZXWD   4704(CX)(R9*2), Z19
+	VPMOVZXWD   4704(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     192(DI)(R9*4), Z20
+	VMOVUPS     192(DI)(R10*4), Z20
 	VMULPS      Z20, Z16, Z16
 	VMULPS      Z20, Z17, Z17
 	VMULPS      Z20, Z18, Z18
 	VMULPS      Z20, Z19, Z19
-	VPMOVZXWD   96(DX)(R9*2), Z20
+	VPMOVZXWD   96(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
-	VPMOVZXWD   1632(DX)(R9*2), Z22
+	VPMOVZXWD   1632(DX)(R10*2), Z22
 	VPSLLD      $0x10, Z22, Z22
-	VPMOVZXWD   3168(DX)(R9*2), Z23
+	VPMOVZXWD   3168(DX)(R10*2), Z23
 	VPSLLD      $0x10, Z23, Z23
-	VPMOVZXWD   4704(DX)(R9*2), Z24
+	VPMOVZXWD   4704(DX)(R10*2), Z24
 	VPSLLD      $0x10, Z24, Z24
 	VSUBPS      Z0, Z20, Z20
 	VSUBPS      Z1, Z22, Z22
@@ -22971,8 +23287,8 @@ bloop0:
 	VFMADD231PS Z22, Z17, Z11
 	VFMADD231PS Z23, Z18, Z13
 	VFMADD231PS Z24, Z19, Z15
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          bloop0
 
 	// s2 = sum(dy*gamma)
@@ -23016,8 +23332,8 @@ bloop0:
 	VADDSS     X14, X8, X8
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X14
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X14
 
 	// s4 = s2 * s3
 	VMULSS X14, X16, X16
@@ -23032,46 +23348,46 @@ bloop0:
 	VMULSS X14, X8, X8
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X17, X16
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X16, X17
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X17, X10
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X10, X17
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X17, X12
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X12, X17
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X17, X8
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X17
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X17
 	VUCOMISS X8, X17
 	JA       row
 
@@ -23128,52 +23444,52 @@ bloop0:
 	VMULSS X14, X9, X9
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X14, X15
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X15, X14
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X14, X11
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X11, X14
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X14, X13
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X13, X14
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X14, X9
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X14
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X14
 	VUCOMISS X9, X14
 	JA       row
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X14
+	MOVL  $0x00000000, R10
+	VMOVD R10, X14
 
 	// s8 = 0 - s6
 	VSUBSS X15, X14, X15
@@ -23188,34 +23504,39 @@ bloop0:
 	VSUBSS X9, X14, X9
 
 	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z14
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z17
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z14
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z17
 	VBROADCASTSS X16, Z16
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X15, Z15
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b0loop1:
-	VPMOVZXWD   (CX)(R9*2), Z18
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   (CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     (DI)(R9*4), Z19
+	VMOVUPS     (DI)(R10*4), Z19
 	VMULPS      Z19, Z18, Z18
 	VSUBPS      Z16, Z18, Z18
-	VPMOVZXWD   (DX)(R9*2), Z19
+	VPMOVZXWD   (DX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VMULPS      Z4, Z19, Z19
 	VFMADD231PS Z15, Z19, Z18
 	VMULPS      Z4, Z18, Z18
-	VPMOVZXWD   32(CX)(R9*2), Z19
+	VPMOVZXWD   32(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     64(DI)(R9*4), Z20
+	VMOVUPS     64(DI)(R10*4), Z20
 	VMULPS      Z20, Z19, Z19
 	VSUBPS      Z16, Z19, Z19
-	VPMOVZXWD   32(DX)(R9*2), Z20
+	VPMOVZXWD   32(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
 	VSUBPS      Z0, Z20, Z20
 	VMULPS      Z4, Z20, Z20
@@ -23248,24 +23569,24 @@ b0loop1:
 	VINSERTI64X4 $0x01, Y18, Z21, Z20
 
 bf16_0:
-	VMOVDQU16   Z20, (AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z18
+	VMOVDQU16   Z20, (AX)(R10*2)
+	VPMOVZXWD   64(CX)(R10*2), Z18
 	VPSLLD      $0x10, Z18, Z18
-	VMOVUPS     128(DI)(R9*4), Z19
+	VMOVUPS     128(DI)(R10*4), Z19
 	VMULPS      Z19, Z18, Z18
 	VSUBPS      Z16, Z18, Z18
-	VPMOVZXWD   64(DX)(R9*2), Z19
+	VPMOVZXWD   64(DX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
 	VMULPS      Z4, Z19, Z19
 	VFMADD231PS Z15, Z19, Z18
 	VMULPS      Z4, Z18, Z18
-	VPMOVZXWD   96(CX)(R9*2), Z19
+	VPMOVZXWD   96(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
-	VMOVUPS     192(DI)(R9*4), Z20
+	VMOVUPS     192(DI)(R10*4), Z20
 	VMULPS      Z20, Z19, Z19
 	VSUBPS      Z16, Z19, Z19
-	VPMOVZXWD   96(DX)(R9*2), Z20
+	VPMOVZXWD   96(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
 	VSUBPS      Z0, Z20, Z20
 	VMULPS      Z4, Z20, Z20
@@ -23298,40 +23619,45 @@ bf16_0:
 	VINSERTI64X4 $0x01, Y18, Z21, Z20
 
 bf16_1:
-	VMOVDQU16 Z20, 64(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z20, 64(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b0loop1
 
 	// pass 2 over row 2 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X10, Z10
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X11, Z11
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b1loop1:
-	VPMOVZXWD   1536(CX)(R9*2), Z14
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   1536(CX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     (DI)(R9*4), Z15
+	VMOVUPS     (DI)(R10*4), Z15
 	VMULPS      Z15, Z14, Z14
 	VSUBPS      Z10, Z14, Z14
-	VPMOVZXWD   1536(DX)(R9*2), Z15
+	VPMOVZXWD   1536(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z1, Z15, Z15
 	VMULPS      Z5, Z15, Z15
 	VFMADD231PS Z11, Z15, Z14
 	VMULPS      Z5, Z14, Z14
-	VPMOVZXWD   1568(CX)(R9*2), Z15
+	VPMOVZXWD   1568(CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     64(DI)(R9*4), Z16
+	VMOVUPS     64(DI)(R10*4), Z16
 	VMULPS      Z16, Z15, Z15
 	VSUBPS      Z10, Z15, Z15
-	VPMOVZXWD   1568(DX)(R9*2), Z16
+	VPMOVZXWD   1568(DX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z1, Z16, Z16
 	VMULPS      Z5, Z16, Z16
@@ -23364,24 +23690,24 @@ b1loop1:
 	VINSERTI64X4 $0x01, Y14, Z21, Z16
 
 bf16_2:
-	VMOVDQU16   Z16, 1536(AX)(R9*2)
-	VPMOVZXWD   1600(CX)(R9*2), Z14
+	VMOVDQU16   Z16, 1536(AX)(R10*2)
+	VPMOVZXWD   1600(CX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VMOVUPS     128(DI)(R9*4), Z15
+	VMOVUPS     128(DI)(R10*4), Z15
 	VMULPS      Z15, Z14, Z14
 	VSUBPS      Z10, Z14, Z14
-	VPMOVZXWD   1600(DX)(R9*2), Z15
+	VPMOVZXWD   1600(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z1, Z15, Z15
 	VMULPS      Z5, Z15, Z15
 	VFMADD231PS Z11, Z15, Z14
 	VMULPS      Z5, Z14, Z14
-	VPMOVZXWD   1632(CX)(R9*2), Z15
+	VPMOVZXWD   1632(CX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
-	VMOVUPS     192(DI)(R9*4), Z16
+	VMOVUPS     192(DI)(R10*4), Z16
 	VMULPS      Z16, Z15, Z15
 	VSUBPS      Z10, Z15, Z15
-	VPMOVZXWD   1632(DX)(R9*2), Z16
+	VPMOVZXWD   1632(DX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z1, Z16, Z16
 	VMULPS      Z5, Z16, Z16
@@ -23414,40 +23740,45 @@ bf16_2:
 	VINSERTI64X4 $0x01, Y14, Z21, Z16
 
 bf16_3:
-	VMOVDQU16 Z16, 1600(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z16, 1600(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b1loop1
 
 	// pass 2 over row 3 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X12, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X6, Z5
 	VBROADCASTSS X13, Z6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b2loop1:
-	VPMOVZXWD   3072(CX)(R9*2), Z10
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   3072(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
+	VMOVUPS     (DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
 	VSUBPS      Z4, Z10, Z10
-	VPMOVZXWD   3072(DX)(R9*2), Z11
+	VPMOVZXWD   3072(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z2, Z11, Z11
 	VMULPS      Z5, Z11, Z11
 	VFMADD231PS Z6, Z11, Z10
 	VMULPS      Z5, Z10, Z10
-	VPMOVZXWD   3104(CX)(R9*2), Z11
+	VPMOVZXWD   3104(CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
-	VMOVUPS     64(DI)(R9*4), Z12
+	VMOVUPS     64(DI)(R10*4), Z12
 	VMULPS      Z12, Z11, Z11
 	VSUBPS      Z4, Z11, Z11
-	VPMOVZXWD   3104(DX)(R9*2), Z12
+	VPMOVZXWD   3104(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z2, Z12, Z12
 	VMULPS      Z5, Z12, Z12
@@ -23480,24 +23811,24 @@ b2loop1:
 	VINSERTI64X4 $0x01, Y10, Z21, Z12
 
 bf16_4:
-	VMOVDQU16   Z12, 3072(AX)(R9*2)
-	VPMOVZXWD   3136(CX)(R9*2), Z10
+	VMOVDQU16   Z12, 3072(AX)(R10*2)
+	VPMOVZXWD   3136(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
+	VMOVUPS     128(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
 	VSUBPS      Z4, Z10, Z10
-	VPMOVZXWD   3136(DX)(R9*2), Z11
+	VPMOVZXWD   3136(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z2, Z11, Z11
 	VMULPS      Z5, Z11, Z11
 	VFMADD231PS Z6, Z11, Z10
 	VMULPS      Z5, Z10, Z10
-	VPMOVZXWD   3168(CX)(R9*2), Z11
+	VPMOVZXWD   3168(CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
-	VMOVUPS     192(DI)(R9*4), Z12
+	VMOVUPS     192(DI)(R10*4), Z12
 	VMULPS      Z12, Z11, Z11
 	VSUBPS      Z4, Z11, Z11
-	VPMOVZXWD   3168(DX)(R9*2), Z12
+	VPMOVZXWD   3168(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z2, Z12, Z12
 	VMULPS      Z5, Z12, Z12
@@ -23530,40 +23861,45 @@ bf16_4:
 	VINSERTI64X4 $0x01, Y10, Z21, Z12
 
 bf16_5:
-	VMOVDQU16 Z12, 3136(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z12, 3136(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b2loop1
 
 	// pass 2 over row 4 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z1
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z1
 	VBROADCASTSS X8, Z2
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X7, Z4
 	VBROADCASTSS X9, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b3loop1:
-	VPMOVZXWD   4608(CX)(R9*2), Z6
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   4608(CX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
+	VMOVUPS     (DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4608(DX)(R9*2), Z7
+	VPMOVZXWD   4608(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z3, Z7, Z7
 	VMULPS      Z4, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z4, Z6, Z6
-	VPMOVZXWD   4640(CX)(R9*2), Z7
+	VPMOVZXWD   4640(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z8
+	VMOVUPS     64(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   4640(DX)(R9*2), Z8
+	VPMOVZXWD   4640(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z3, Z8, Z8
 	VMULPS      Z4, Z8, Z8
@@ -23596,24 +23932,24 @@ b3loop1:
 	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
 bf16_6:
-	VMOVDQU16   Z8, 4608(AX)(R9*2)
-	VPMOVZXWD   4672(CX)(R9*2), Z6
+	VMOVDQU16   Z8, 4608(AX)(R10*2)
+	VPMOVZXWD   4672(CX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
+	VMOVUPS     128(DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   4672(DX)(R9*2), Z7
+	VPMOVZXWD   4672(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z3, Z7, Z7
 	VMULPS      Z4, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z4, Z6, Z6
-	VPMOVZXWD   4704(CX)(R9*2), Z7
+	VPMOVZXWD   4704(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z8
+	VMOVUPS     192(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   4704(DX)(R9*2), Z8
+	VPMOVZXWD   4704(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z3, Z8, Z8
 	VMULPS      Z4, Z8, Z8
@@ -23646,9 +23982,9 @@ bf16_6:
 	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
 bf16_7:
-	VMOVDQU16 Z8, 4672(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z8, 4672(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        b3loop1
 	ADDQ      $+6144, AX
 	ADDQ      $+6144, CX
@@ -23662,6 +23998,14 @@ bf16_7:
 	JZ        done
 
 row:
+	// prefetch offset: 4 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000004, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -23679,51 +24023,51 @@ row:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VPMOVZXWD   (CX)(R9*2), Z10
+	VPMOVZXWD   (CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
+	VMOVUPS     (DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R9*2), Z11
+	VPMOVZXWD   (DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	VPMOVZXWD   32(CX)(R9*2), Z10
+	VPMOVZXWD   32(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
+	VMOVUPS     64(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   32(DX)(R9*2), Z11
+	VPMOVZXWD   32(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
-	VPMOVZXWD   64(CX)(R9*2), Z10
+	VPMOVZXWD   64(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
+	VMOVUPS     128(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   64(DX)(R9*2), Z11
+	VPMOVZXWD   64(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
-	VPMOVZXWD   96(CX)(R9*2), Z10
+	VPMOVZXWD   96(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
+	VMOVUPS     192(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   96(DX)(R9*2), Z11
+	VPMOVZXWD   96(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop0
 
 	// s2 = sum(dy*gamma)
@@ -23740,20 +24084,20 @@ loop0:
 	VADDSS     X3, X2, X2
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X3
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X3
 
 	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X2, X4
 	JA       done
 
@@ -23774,52 +24118,57 @@ loop0:
 	VMULSS X3, X4, X3
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X4
+	MOVL  $0x00000000, R10
+	VMOVD R10, X4
 
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X5
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z3
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z4
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z3
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VPMOVZXWD   (CX)(R9*2), Z6
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   (CX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     (DI)(R9*4), Z7
+	VMOVUPS     (DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   (DX)(R9*2), Z7
+	VPMOVZXWD   (DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VPMOVZXWD   32(CX)(R9*2), Z7
+	VPMOVZXWD   32(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     64(DI)(R9*4), Z8
+	VMOVUPS     64(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   32(DX)(R9*2), Z8
+	VPMOVZXWD   32(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
@@ -23852,24 +24201,24 @@ loop1:
 	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
 bf16_8:
-	VMOVDQU16   Z8, (AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z6
+	VMOVDQU16   Z8, (AX)(R10*2)
+	VPMOVZXWD   64(CX)(R10*2), Z6
 	VPSLLD      $0x10, Z6, Z6
-	VMOVUPS     128(DI)(R9*4), Z7
+	VMOVUPS     128(DI)(R10*4), Z7
 	VMULPS      Z7, Z6, Z6
 	VSUBPS      Z2, Z6, Z6
-	VPMOVZXWD   64(DX)(R9*2), Z7
+	VPMOVZXWD   64(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
 	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
-	VPMOVZXWD   96(CX)(R9*2), Z7
+	VPMOVZXWD   96(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     192(DI)(R9*4), Z8
+	VMOVUPS     192(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   96(DX)(R9*2), Z8
+	VPMOVZXWD   96(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
@@ -23902,9 +24251,9 @@ bf16_8:
 	VINSERTI64X4 $0x01, Y6, Z21, Z8
 
 bf16_9:
-	VMOVDQU16 Z8, 64(AX)(R9*2)
-	ADDQ      $+64, R9
-	CMPQ      R9, $+768
+	VMOVDQU16 Z8, 64(AX)(R10*2)
+	ADDQ      $+64, R10
+	CMPQ      R10, $+768
 	JB        loop1
 	ADDQ      $+1536, AX
 	ADDQ      $+1536, CX
@@ -23922,7 +24271,7 @@ done:
 	RET
 
 // func avx512BF16LayerNormTrainBackwardRows768(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX512BW, AVX512F
+// Requires: AVX, AVX512BW, AVX512F, CMOV, MMX+
 TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -23937,6 +24286,14 @@ TEXT ·halfnormAvx512BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -23962,19 +24319,19 @@ rows:
 	VPXORD       Z9, Z9, Z9
 	VPXORD       Z10, Z10, Z10
 	VPXORD       Z11, Z11, Z11
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VPMOVZXWD   (CX)(R9*2), Z12
+	VPMOVZXWD   (CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VPMOVZXWD   1536(CX)(R9*2), Z13
+	VPMOVZXWD   1536(CX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
-	VMOVUPS     (DI)(R9*4), Z14
+	VMOVUPS     (DI)(R10*4), Z14
 	VMULPS      Z14, Z12, Z12
 	VMULPS      Z14, Z13, Z13
-	VPMOVZXWD   (DX)(R9*2), Z14
+	VPMOVZXWD   (DX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VPMOVZXWD   1536(DX)(R9*2), Z15
+	VPMOVZXWD   1536(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z14, Z14
 	VSUBPS      Z1, Z15, Z15
@@ -23984,16 +24341,16 @@ bloop0:
 	VADDPS      Z13, Z8, Z8
 	VFMADD231PS Z14, Z12, Z6
 	VFMADD231PS Z15, Z13, Z10
-	VPMOVZXWD   32(CX)(R9*2), Z12
+	VPMOVZXWD   32(CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VPMOVZXWD   1568(CX)(R9*2), Z13
+	VPMOVZXWD   1568(CX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
-	VMOVUPS     64(DI)(R9*4), Z14
+	VMOVUPS     64(DI)(R10*4), Z14
 	VMULPS      Z14, Z12, Z12
 	VMULPS      Z14, Z13, Z13
-	VPMOVZXWD   32(DX)(R9*2), Z14
+	VPMOVZXWD   32(DX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VPMOVZXWD   1568(DX)(R9*2), Z15
+	VPMOVZXWD   1568(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z14, Z14
 	VSUBPS      Z1, Z15, Z15
@@ -24003,16 +24360,16 @@ bloop0:
 	VADDPS      Z13, Z9, Z9
 	VFMADD231PS Z14, Z12, Z7
 	VFMADD231PS Z15, Z13, Z11
-	VPMOVZXWD   64(CX)(R9*2), Z12
+	VPMOVZXWD   64(CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VPMOVZXWD   1600(CX)(R9*2), Z13
+	VPMOVZXWD   1600(CX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
-	VMOVUPS     128(DI)(R9*4), Z14
+	VMOVUPS     128(DI)(R10*4), Z14
 	VMULPS      Z14, Z12, Z12
 	VMULPS      Z14, Z13, Z13
-	VPMOVZXWD   64(DX)(R9*2), Z14
+	VPMOVZXWD   64(DX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VPMOVZXWD   1600(DX)(R9*2), Z15
+	VPMOVZXWD   1600(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z14, Z14
 	VSUBPS      Z1, Z15, Z15
@@ -24022,16 +24379,16 @@ bloop0:
 	VADDPS      Z13, Z8, Z8
 	VFMADD231PS Z14, Z12, Z6
 	VFMADD231PS Z15, Z13, Z10
-	VPMOVZXWD   96(CX)(R9*2), Z12
+	VPMOVZXWD   96(CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VPMOVZXWD   1632(CX)(R9*2), Z13
+	VPMOVZXWD   1632(CX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
-	VMOVUPS     192(DI)(R9*4), Z14
+	VMOVUPS     192(DI)(R10*4), Z14
 	VMULPS      Z14, Z12, Z12
 	VMULPS      Z14, Z13, Z13
-	VPMOVZXWD   96(DX)(R9*2), Z14
+	VPMOVZXWD   96(DX)(R10*2), Z14
 	VPSLLD      $0x10, Z14, Z14
-	VPMOVZXWD   1632(DX)(R9*2), Z15
+	VPMOVZXWD   1632(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z0, Z14, Z14
 	VSUBPS      Z1, Z15, Z15
@@ -24041,8 +24398,8 @@ bloop0:
 	VADDPS      Z13, Z9, Z9
 	VFMADD231PS Z14, Z12, Z7
 	VFMADD231PS Z15, Z13, Z11
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          bloop0
 
 	// s2 = sum(dy*gamma)
@@ -24068,8 +24425,8 @@ bloop0:
 	VADDSS     X8, X5, X5
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X8
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X8
 
 	// s4 = s2 * s3
 	VMULSS X8, X4, X4
@@ -24078,24 +24435,24 @@ bloop0:
 	VMULSS X8, X5, X5
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X9, X4
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X4, X9
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X9, X5
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X5, X9
 	JA       row
 
@@ -24128,30 +24485,30 @@ bloop0:
 	VMULSS X8, X7, X7
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X8, X6
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X6, X8
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X8, X7
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X7, X8
 	JA       row
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X8
+	MOVL  $0x00000000, R10
+	VMOVD R10, X8
 
 	// s8 = 0 - s6
 	VSUBSS X6, X8, X6
@@ -24160,45 +24517,50 @@ bloop0:
 	VSUBSS X7, X8, X7
 
 	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z8
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z9
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X10
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X10, X10
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z8
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z9
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X10
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X10, X10
 	VPMOVZXBD    X10, Z10
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z11
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z11
 	VPMULLD      Z11, Z10, Z10
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z11
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z11
 	VPADDD       Z11, Z10, Z10
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X6, Z6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b0loop1:
-	VPMOVZXWD   (CX)(R9*2), Z11
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   (CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
-	VMOVUPS     (DI)(R9*4), Z12
+	VMOVUPS     (DI)(R10*4), Z12
 	VMULPS      Z12, Z11, Z11
 	VSUBPS      Z4, Z11, Z11
-	VPMOVZXWD   (DX)(R9*2), Z12
+	VPMOVZXWD   (DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z0, Z12, Z12
 	VMULPS      Z2, Z12, Z12
 	VFMADD231PS Z6, Z12, Z11
 	VMULPS      Z2, Z11, Z11
-	VPMOVZXWD   32(CX)(R9*2), Z12
+	VPMOVZXWD   32(CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VMOVUPS     64(DI)(R9*4), Z13
+	VMOVUPS     64(DI)(R10*4), Z13
 	VMULPS      Z13, Z12, Z12
 	VSUBPS      Z4, Z12, Z12
-	VPMOVZXWD   32(DX)(R9*2), Z13
+	VPMOVZXWD   32(DX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
 	VSUBPS      Z0, Z13, Z13
 	VMULPS      Z2, Z13, Z13
@@ -24217,24 +24579,24 @@ b0loop1:
 	VCMPPS      $0x03, Z12, Z12, K1
 	VPORD       Z9, Z12, K1, Z11
 	VPERMT2W    Z11, Z10, Z13
-	VMOVDQU16   Z13, (AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z11
+	VMOVDQU16   Z13, (AX)(R10*2)
+	VPMOVZXWD   64(CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
-	VMOVUPS     128(DI)(R9*4), Z12
+	VMOVUPS     128(DI)(R10*4), Z12
 	VMULPS      Z12, Z11, Z11
 	VSUBPS      Z4, Z11, Z11
-	VPMOVZXWD   64(DX)(R9*2), Z12
+	VPMOVZXWD   64(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z0, Z12, Z12
 	VMULPS      Z2, Z12, Z12
 	VFMADD231PS Z6, Z12, Z11
 	VMULPS      Z2, Z11, Z11
-	VPMOVZXWD   96(CX)(R9*2), Z12
+	VPMOVZXWD   96(CX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
-	VMOVUPS     192(DI)(R9*4), Z13
+	VMOVUPS     192(DI)(R10*4), Z13
 	VMULPS      Z13, Z12, Z12
 	VSUBPS      Z4, Z12, Z12
-	VPMOVZXWD   96(DX)(R9*2), Z13
+	VPMOVZXWD   96(DX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
 	VSUBPS      Z0, Z13, Z13
 	VMULPS      Z2, Z13, Z13
@@ -24253,51 +24615,56 @@ b0loop1:
 	VCMPPS      $0x03, Z12, Z12, K1
 	VPORD       Z9, Z12, K1, Z11
 	VPERMT2W    Z11, Z10, Z13
-	VMOVDQU16   Z13, 64(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VMOVDQU16   Z13, 64(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          b0loop1
 
 	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z0
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z2
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X4
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X4, X4
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z0
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z2
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X4
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X4, X4
 	VPMOVZXBD    X4, Z4
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z6
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z6
 	VPMULLD      Z6, Z4, Z4
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z6
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z6
 	VPADDD       Z6, Z4, Z4
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
 	VBROADCASTSS X7, Z6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b1loop1:
-	VPMOVZXWD   1536(CX)(R9*2), Z7
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   1536(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z8
+	VMOVUPS     (DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z5, Z7, Z7
-	VPMOVZXWD   1536(DX)(R9*2), Z8
+	VPMOVZXWD   1536(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z1, Z8, Z8
 	VMULPS      Z3, Z8, Z8
 	VFMADD231PS Z6, Z8, Z7
 	VMULPS      Z3, Z7, Z7
-	VPMOVZXWD   1568(CX)(R9*2), Z8
+	VPMOVZXWD   1568(CX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     64(DI)(R9*4), Z9
+	VMOVUPS     64(DI)(R10*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
-	VPMOVZXWD   1568(DX)(R9*2), Z9
+	VPMOVZXWD   1568(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VMULPS      Z3, Z9, Z9
@@ -24316,24 +24683,24 @@ b1loop1:
 	VCMPPS      $0x03, Z8, Z8, K1
 	VPORD       Z2, Z8, K1, Z7
 	VPERMT2W    Z7, Z4, Z9
-	VMOVDQU16   Z9, 1536(AX)(R9*2)
-	VPMOVZXWD   1600(CX)(R9*2), Z7
+	VMOVDQU16   Z9, 1536(AX)(R10*2)
+	VPMOVZXWD   1600(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z8
+	VMOVUPS     128(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z5, Z7, Z7
-	VPMOVZXWD   1600(DX)(R9*2), Z8
+	VPMOVZXWD   1600(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z1, Z8, Z8
 	VMULPS      Z3, Z8, Z8
 	VFMADD231PS Z6, Z8, Z7
 	VMULPS      Z3, Z7, Z7
-	VPMOVZXWD   1632(CX)(R9*2), Z8
+	VPMOVZXWD   1632(CX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     192(DI)(R9*4), Z9
+	VMOVUPS     192(DI)(R10*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z5, Z8, Z8
-	VPMOVZXWD   1632(DX)(R9*2), Z9
+	VPMOVZXWD   1632(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
 	VMULPS      Z3, Z9, Z9
@@ -24352,9 +24719,9 @@ b1loop1:
 	VCMPPS      $0x03, Z8, Z8, K1
 	VPORD       Z2, Z8, K1, Z7
 	VPERMT2W    Z7, Z4, Z9
-	VMOVDQU16   Z9, 1600(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VMOVDQU16   Z9, 1600(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          b1loop1
 	ADDQ        $+3072, AX
 	ADDQ        $+3072, CX
@@ -24368,6 +24735,14 @@ b1loop1:
 	JZ          done
 
 row:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -24385,51 +24760,51 @@ row:
 	VPXORD       Z7, Z7, Z7
 	VPXORD       Z8, Z8, Z8
 	VPXORD       Z9, Z9, Z9
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VPMOVZXWD   (CX)(R9*2), Z10
+	VPMOVZXWD   (CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     (DI)(R9*4), Z11
+	VMOVUPS     (DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   (DX)(R9*2), Z11
+	VPMOVZXWD   (DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
-	VPMOVZXWD   32(CX)(R9*2), Z10
+	VPMOVZXWD   32(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     64(DI)(R9*4), Z11
+	VMOVUPS     64(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   32(DX)(R9*2), Z11
+	VPMOVZXWD   32(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
-	VPMOVZXWD   64(CX)(R9*2), Z10
+	VPMOVZXWD   64(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     128(DI)(R9*4), Z11
+	VMOVUPS     128(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   64(DX)(R9*2), Z11
+	VPMOVZXWD   64(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
-	VPMOVZXWD   96(CX)(R9*2), Z10
+	VPMOVZXWD   96(CX)(R10*2), Z10
 	VPSLLD      $0x10, Z10, Z10
-	VMOVUPS     192(DI)(R9*4), Z11
+	VMOVUPS     192(DI)(R10*4), Z11
 	VMULPS      Z11, Z10, Z10
-	VPMOVZXWD   96(DX)(R9*2), Z11
+	VPMOVZXWD   96(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z0, Z11, Z11
 	VMULPS      Z1, Z11, Z11
 	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop0
 
 	// s2 = sum(dy*gamma)
@@ -24446,20 +24821,20 @@ loop0:
 	VADDSS     X3, X2, X2
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X3
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X3
 
 	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X2, X4
 	JA       done
 
@@ -24480,63 +24855,68 @@ loop0:
 	VMULSS X3, X4, X3
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X4
+	MOVL  $0x00000000, R10
+	VMOVD R10, X4
 
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VPBROADCASTD R9, Z4
-	MOVL         $0x00400000, R9
-	VPBROADCASTD R9, Z5
-	MOVQ         $0x0706050403020100, R9
-	VMOVQ        R9, X6
-	MOVQ         $0x0f0e0d0c0b0a0908, R9
-	VPINSRQ      $0x01, R9, X6, X6
+	MOVL         $0x00007fff, R10
+	VPBROADCASTD R10, Z4
+	MOVL         $0x00400000, R10
+	VPBROADCASTD R10, Z5
+	MOVQ         $0x0706050403020100, R10
+	VMOVQ        R10, X6
+	MOVQ         $0x0f0e0d0c0b0a0908, R10
+	VPINSRQ      $0x01, R10, X6, X6
 	VPMOVZXBD    X6, Z6
-	MOVL         $0x00040004, R9
-	VPBROADCASTD R9, Z7
+	MOVL         $0x00040004, R10
+	VPBROADCASTD R10, Z7
 	VPMULLD      Z7, Z6, Z6
-	MOVL         $0x00030001, R9
-	VPBROADCASTD R9, Z7
+	MOVL         $0x00030001, R10
+	VPBROADCASTD R10, Z7
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VPMOVZXWD   (CX)(R9*2), Z7
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  64(CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	PREFETCHT1  64(DX)(R9*1)
+	ADDQ        $+128, R9
+	VPMOVZXWD   (CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     (DI)(R9*4), Z8
+	VMOVUPS     (DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   (DX)(R9*2), Z8
+	VPMOVZXWD   (DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VPMOVZXWD   32(CX)(R9*2), Z8
+	VPMOVZXWD   32(CX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     64(DI)(R9*4), Z9
+	VMOVUPS     64(DI)(R10*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
-	VPMOVZXWD   32(DX)(R9*2), Z9
+	VPMOVZXWD   32(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
 	VMULPS      Z1, Z9, Z9
@@ -24555,24 +24935,24 @@ loop1:
 	VCMPPS      $0x03, Z8, Z8, K1
 	VPORD       Z5, Z8, K1, Z7
 	VPERMT2W    Z7, Z6, Z9
-	VMOVDQU16   Z9, (AX)(R9*2)
-	VPMOVZXWD   64(CX)(R9*2), Z7
+	VMOVDQU16   Z9, (AX)(R10*2)
+	VPMOVZXWD   64(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
-	VMOVUPS     128(DI)(R9*4), Z8
+	VMOVUPS     128(DI)(R10*4), Z8
 	VMULPS      Z8, Z7, Z7
 	VSUBPS      Z2, Z7, Z7
-	VPMOVZXWD   64(DX)(R9*2), Z8
+	VPMOVZXWD   64(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
 	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
-	VPMOVZXWD   96(CX)(R9*2), Z8
+	VPMOVZXWD   96(CX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
-	VMOVUPS     192(DI)(R9*4), Z9
+	VMOVUPS     192(DI)(R10*4), Z9
 	VMULPS      Z9, Z8, Z8
 	VSUBPS      Z2, Z8, Z8
-	VPMOVZXWD   96(DX)(R9*2), Z9
+	VPMOVZXWD   96(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
 	VMULPS      Z1, Z9, Z9
@@ -24591,9 +24971,9 @@ loop1:
 	VCMPPS      $0x03, Z8, Z8, K1
 	VPORD       Z5, Z8, K1, Z7
 	VPERMT2W    Z7, Z6, Z9
-	VMOVDQU16   Z9, 64(AX)(R9*2)
-	ADDQ        $+64, R9
-	CMPQ        R9, $+768
+	VMOVDQU16   Z9, 64(AX)(R10*2)
+	ADDQ        $+64, R10
+	CMPQ        R10, $+768
 	JB          loop1
 	ADDQ        $+1536, AX
 	ADDQ        $+1536, CX
@@ -24611,7 +24991,7 @@ done:
 	RET
 
 // func avx2BF16LayerNormTrainBackwardRows768(dx *uint16, dy *uint16, x *uint16, mean *float32, rstd *float32, gamma *float32, rows int) int
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·halfnormAvx2BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
@@ -24626,6 +25006,14 @@ TEXT ·halfnormAvx2BF16LayerNormTrainBackwardRows768(SB), NOSPLIT, $0-64
 	JB   row
 
 rows:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -24651,19 +25039,19 @@ rows:
 	VXORPS       Y9, Y9, Y9
 	VXORPS       Y10, Y10, Y10
 	VXORPS       Y11, Y11, Y11
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 bloop0:
-	VPMOVZXWD   (CX)(R9*2), Y12
+	VPMOVZXWD   (CX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VPMOVZXWD   1536(CX)(R9*2), Y13
+	VPMOVZXWD   1536(CX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
-	VMOVUPS     (DI)(R9*4), Y14
+	VMOVUPS     (DI)(R10*4), Y14
 	VMULPS      Y14, Y12, Y12
 	VMULPS      Y14, Y13, Y13
-	VPMOVZXWD   (DX)(R9*2), Y14
+	VPMOVZXWD   (DX)(R10*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VPMOVZXWD   1536(DX)(R9*2), Y15
+	VPMOVZXWD   1536(DX)(R10*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y14, Y14
 	VSUBPS      Y1, Y15, Y15
@@ -24673,16 +25061,16 @@ bloop0:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y14, Y12, Y6
 	VFMADD231PS Y15, Y13, Y10
-	VPMOVZXWD   16(CX)(R9*2), Y12
+	VPMOVZXWD   16(CX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VPMOVZXWD   1552(CX)(R9*2), Y13
+	VPMOVZXWD   1552(CX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
-	VMOVUPS     32(DI)(R9*4), Y14
+	VMOVUPS     32(DI)(R10*4), Y14
 	VMULPS      Y14, Y12, Y12
 	VMULPS      Y14, Y13, Y13
-	VPMOVZXWD   16(DX)(R9*2), Y14
+	VPMOVZXWD   16(DX)(R10*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VPMOVZXWD   1552(DX)(R9*2), Y15
+	VPMOVZXWD   1552(DX)(R10*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y14, Y14
 	VSUBPS      Y1, Y15, Y15
@@ -24692,16 +25080,16 @@ bloop0:
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y15, Y13, Y11
-	VPMOVZXWD   32(CX)(R9*2), Y12
+	VPMOVZXWD   32(CX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VPMOVZXWD   1568(CX)(R9*2), Y13
+	VPMOVZXWD   1568(CX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
-	VMOVUPS     64(DI)(R9*4), Y14
+	VMOVUPS     64(DI)(R10*4), Y14
 	VMULPS      Y14, Y12, Y12
 	VMULPS      Y14, Y13, Y13
-	VPMOVZXWD   32(DX)(R9*2), Y14
+	VPMOVZXWD   32(DX)(R10*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VPMOVZXWD   1568(DX)(R9*2), Y15
+	VPMOVZXWD   1568(DX)(R10*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y14, Y14
 	VSUBPS      Y1, Y15, Y15
@@ -24711,16 +25099,16 @@ bloop0:
 	VADDPS      Y13, Y8, Y8
 	VFMADD231PS Y14, Y12, Y6
 	VFMADD231PS Y15, Y13, Y10
-	VPMOVZXWD   48(CX)(R9*2), Y12
+	VPMOVZXWD   48(CX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
-	VPMOVZXWD   1584(CX)(R9*2), Y13
+	VPMOVZXWD   1584(CX)(R10*2), Y13
 	VPSLLD      $0x10, Y13, Y13
-	VMOVUPS     96(DI)(R9*4), Y14
+	VMOVUPS     96(DI)(R10*4), Y14
 	VMULPS      Y14, Y12, Y12
 	VMULPS      Y14, Y13, Y13
-	VPMOVZXWD   48(DX)(R9*2), Y14
+	VPMOVZXWD   48(DX)(R10*2), Y14
 	VPSLLD      $0x10, Y14, Y14
-	VPMOVZXWD   1584(DX)(R9*2), Y15
+	VPMOVZXWD   1584(DX)(R10*2), Y15
 	VPSLLD      $0x10, Y15, Y15
 	VSUBPS      Y0, Y14, Y14
 	VSUBPS      Y1, Y15, Y15
@@ -24730,8 +25118,8 @@ bloop0:
 	VADDPS      Y13, Y9, Y9
 	VFMADD231PS Y14, Y12, Y7
 	VFMADD231PS Y15, Y13, Y11
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          bloop0
 
 	// s2 = sum(dy*gamma)
@@ -24753,8 +25141,8 @@ bloop0:
 	VADDSS       X8, X5, X5
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X8
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X8
 
 	// s4 = s2 * s3
 	VMULSS X8, X4, X4
@@ -24763,24 +25151,24 @@ bloop0:
 	VMULSS X8, X5, X5
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X9, X4
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X4, X9
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X9, X5
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X9
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X9
 	VUCOMISS X5, X9
 	JA       row
 
@@ -24809,30 +25197,30 @@ bloop0:
 	VMULSS X8, X7, X7
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X8, X6
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X6, X8
 	JA       row
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X8, X7
 	JA       row
 	JPS      row
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X8
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
 	VUCOMISS X7, X8
 	JA       row
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X8
+	MOVL  $0x00000000, R10
+	VMOVD R10, X8
 
 	// s8 = 0 - s6
 	VSUBSS X6, X8, X6
@@ -24841,36 +25229,39 @@ bloop0:
 	VSUBSS X7, X8, X7
 
 	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X8
+	MOVL         $0x00007fff, R10
+	VMOVD        R10, X8
 	VPBROADCASTD X8, Y8
-	MOVL         $0x00400000, R9
-	VMOVD        R9, X9
+	MOVL         $0x00400000, R10
+	VMOVD        R10, X9
 	VPBROADCASTD X9, Y9
 	VBROADCASTSS X4, Y4
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X6, Y6
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b0loop1:
-	VPMOVZXWD   (CX)(R9*2), Y10
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   (CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     (DI)(R9*4), Y11
+	VMOVUPS     (DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
-	VPMOVZXWD   (DX)(R9*2), Y11
+	VPMOVZXWD   (DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
-	VPMOVZXWD   16(CX)(R9*2), Y11
+	VPMOVZXWD   16(CX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
-	VMOVUPS     32(DI)(R9*4), Y12
+	VMOVUPS     32(DI)(R10*4), Y12
 	VMULPS      Y12, Y11, Y11
 	VSUBPS      Y4, Y11, Y11
-	VPMOVZXWD   16(DX)(R9*2), Y12
+	VPMOVZXWD   16(DX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VSUBPS      Y0, Y12, Y12
 	VMULPS      Y2, Y12, Y12
@@ -24894,24 +25285,24 @@ b0loop1:
 	VPSRLD      $0x10, Y10, Y10
 	VPACKUSDW   Y10, Y12, Y12
 	VPERMQ      $0xd8, Y12, Y12
-	VMOVDQU     Y12, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Y10
+	VMOVDQU     Y12, (AX)(R10*2)
+	VPMOVZXWD   32(CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     64(DI)(R9*4), Y11
+	VMOVUPS     64(DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
 	VSUBPS      Y4, Y10, Y10
-	VPMOVZXWD   32(DX)(R9*2), Y11
+	VPMOVZXWD   32(DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
-	VPMOVZXWD   48(CX)(R9*2), Y11
+	VPMOVZXWD   48(CX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
-	VMOVUPS     96(DI)(R9*4), Y12
+	VMOVUPS     96(DI)(R10*4), Y12
 	VMULPS      Y12, Y11, Y11
 	VSUBPS      Y4, Y11, Y11
-	VPMOVZXWD   48(DX)(R9*2), Y12
+	VPMOVZXWD   48(DX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VSUBPS      Y0, Y12, Y12
 	VMULPS      Y2, Y12, Y12
@@ -24935,42 +25326,45 @@ b0loop1:
 	VPSRLD      $0x10, Y10, Y10
 	VPACKUSDW   Y10, Y12, Y12
 	VPERMQ      $0xd8, Y12, Y12
-	VMOVDQU     Y12, 32(AX)(R9*2)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	VMOVDQU     Y12, 32(AX)(R10*2)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          b0loop1
 
 	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X0
+	MOVL         $0x00007fff, R10
+	VMOVD        R10, X0
 	VPBROADCASTD X0, Y0
-	MOVL         $0x00400000, R9
-	VMOVD        R9, X2
+	MOVL         $0x00400000, R10
+	VMOVD        R10, X2
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X5, Y4
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
 	VBROADCASTSS X7, Y5
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 b1loop1:
-	VPMOVZXWD   1536(CX)(R9*2), Y6
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   1536(CX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     (DI)(R9*4), Y7
+	VMOVUPS     (DI)(R10*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y4, Y6, Y6
-	VPMOVZXWD   1536(DX)(R9*2), Y7
+	VPMOVZXWD   1536(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y1, Y7, Y7
 	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
-	VPMOVZXWD   1552(CX)(R9*2), Y7
+	VPMOVZXWD   1552(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     32(DI)(R9*4), Y8
+	VMOVUPS     32(DI)(R10*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y4, Y7, Y7
-	VPMOVZXWD   1552(DX)(R9*2), Y8
+	VPMOVZXWD   1552(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
 	VMULPS      Y3, Y8, Y8
@@ -24994,24 +25388,24 @@ b1loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, 1536(AX)(R9*2)
-	VPMOVZXWD   1568(CX)(R9*2), Y6
+	VMOVDQU     Y8, 1536(AX)(R10*2)
+	VPMOVZXWD   1568(CX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     64(DI)(R9*4), Y7
+	VMOVUPS     64(DI)(R10*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y4, Y6, Y6
-	VPMOVZXWD   1568(DX)(R9*2), Y7
+	VPMOVZXWD   1568(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y1, Y7, Y7
 	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
-	VPMOVZXWD   1584(CX)(R9*2), Y7
+	VPMOVZXWD   1584(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     96(DI)(R9*4), Y8
+	VMOVUPS     96(DI)(R10*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y4, Y7, Y7
-	VPMOVZXWD   1584(DX)(R9*2), Y8
+	VPMOVZXWD   1584(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
 	VMULPS      Y3, Y8, Y8
@@ -25035,9 +25429,9 @@ b1loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, 1568(AX)(R9*2)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	VMOVDQU     Y8, 1568(AX)(R10*2)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          b1loop1
 	ADDQ        $+3072, AX
 	ADDQ        $+3072, CX
@@ -25051,6 +25445,14 @@ b1loop1:
 	JZ          done
 
 row:
+	// prefetch offset: 3 row(s) ahead, fewer near the end
+	MOVQ    R8, R9
+	DECQ    R9
+	MOVQ    $0x00000003, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	IMUL3Q  $+1536, R9, R9
+
 	// s0 = mean[row]
 	VMOVSS (BX), X0
 
@@ -25068,51 +25470,51 @@ row:
 	VXORPS       Y7, Y7, Y7
 	VXORPS       Y8, Y8, Y8
 	VXORPS       Y9, Y9, Y9
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop0:
-	VPMOVZXWD   (CX)(R9*2), Y10
+	VPMOVZXWD   (CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     (DI)(R9*4), Y11
+	VMOVUPS     (DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
-	VPMOVZXWD   (DX)(R9*2), Y11
+	VPMOVZXWD   (DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y1, Y11, Y11
 	VADDPS      Y10, Y2, Y2
 	VFMADD231PS Y11, Y10, Y6
-	VPMOVZXWD   16(CX)(R9*2), Y10
+	VPMOVZXWD   16(CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     32(DI)(R9*4), Y11
+	VMOVUPS     32(DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
-	VPMOVZXWD   16(DX)(R9*2), Y11
+	VPMOVZXWD   16(DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y1, Y11, Y11
 	VADDPS      Y10, Y3, Y3
 	VFMADD231PS Y11, Y10, Y7
-	VPMOVZXWD   32(CX)(R9*2), Y10
+	VPMOVZXWD   32(CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     64(DI)(R9*4), Y11
+	VMOVUPS     64(DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
-	VPMOVZXWD   32(DX)(R9*2), Y11
+	VPMOVZXWD   32(DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y1, Y11, Y11
 	VADDPS      Y10, Y4, Y4
 	VFMADD231PS Y11, Y10, Y8
-	VPMOVZXWD   48(CX)(R9*2), Y10
+	VPMOVZXWD   48(CX)(R10*2), Y10
 	VPSLLD      $0x10, Y10, Y10
-	VMOVUPS     96(DI)(R9*4), Y11
+	VMOVUPS     96(DI)(R10*4), Y11
 	VMULPS      Y11, Y10, Y10
-	VPMOVZXWD   48(DX)(R9*2), Y11
+	VPMOVZXWD   48(DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
 	VMULPS      Y1, Y11, Y11
 	VADDPS      Y10, Y5, Y5
 	VFMADD231PS Y11, Y10, Y9
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          loop0
 
 	// s2 = sum(dy*gamma)
@@ -25127,20 +25529,20 @@ loop0:
 	VADDSS       X3, X2, X2
 
 	// s3 = 1/768
-	MOVL  $0x3aaaaaab, R9
-	VMOVD R9, X3
+	MOVL  $0x3aaaaaab, R10
+	VMOVD R10, X3
 
 	// s4 = s2 * s3
 	VMULSS X3, X2, X2
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X2
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X2, X4
 	JA       done
 
@@ -25159,54 +25561,57 @@ loop0:
 	VMULSS X3, X4, X3
 
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVL     $0x7f7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X4, X3
 	JA       done
 	JPS      done
-	MOVL     $0xff7fffff, R9
-	VMOVD    R9, X4
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
 	VUCOMISS X3, X4
 	JA       done
 
 	// the constant 0
-	MOVL  $0x00000000, R9
-	VMOVD R9, X4
+	MOVL  $0x00000000, R10
+	VMOVD R10, X4
 
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
 	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
-	MOVL         $0x00007fff, R9
-	VMOVD        R9, X4
+	MOVL         $0x00007fff, R10
+	VMOVD        R10, X4
 	VPBROADCASTD X4, Y4
-	MOVL         $0x00400000, R9
-	VMOVD        R9, X5
+	MOVL         $0x00400000, R10
+	VMOVD        R10, X5
 	VPBROADCASTD X5, Y5
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
-	XORQ         R9, R9
+	XORQ         R10, R10
 
 loop1:
-	VPMOVZXWD   (CX)(R9*2), Y6
+	PREFETCHT1  (CX)(R9*1)
+	PREFETCHT1  (DX)(R9*1)
+	ADDQ        $+64, R9
+	VPMOVZXWD   (CX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     (DI)(R9*4), Y7
+	VMOVUPS     (DI)(R10*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   (DX)(R9*2), Y7
+	VPMOVZXWD   (DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPMOVZXWD   16(CX)(R9*2), Y7
+	VPMOVZXWD   16(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     32(DI)(R9*4), Y8
+	VMOVUPS     32(DI)(R10*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y2, Y7, Y7
-	VPMOVZXWD   16(DX)(R9*2), Y8
+	VPMOVZXWD   16(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VMULPS      Y1, Y8, Y8
@@ -25230,24 +25635,24 @@ loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, (AX)(R9*2)
-	VPMOVZXWD   32(CX)(R9*2), Y6
+	VMOVDQU     Y8, (AX)(R10*2)
+	VPMOVZXWD   32(CX)(R10*2), Y6
 	VPSLLD      $0x10, Y6, Y6
-	VMOVUPS     64(DI)(R9*4), Y7
+	VMOVUPS     64(DI)(R10*4), Y7
 	VMULPS      Y7, Y6, Y6
 	VSUBPS      Y2, Y6, Y6
-	VPMOVZXWD   32(DX)(R9*2), Y7
+	VPMOVZXWD   32(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
 	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
-	VPMOVZXWD   48(CX)(R9*2), Y7
+	VPMOVZXWD   48(CX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
-	VMOVUPS     96(DI)(R9*4), Y8
+	VMOVUPS     96(DI)(R10*4), Y8
 	VMULPS      Y8, Y7, Y7
 	VSUBPS      Y2, Y7, Y7
-	VPMOVZXWD   48(DX)(R9*2), Y8
+	VPMOVZXWD   48(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
 	VMULPS      Y1, Y8, Y8
@@ -25271,9 +25676,9 @@ loop1:
 	VPSRLD      $0x10, Y6, Y6
 	VPACKUSDW   Y6, Y8, Y8
 	VPERMQ      $0xd8, Y8, Y8
-	VMOVDQU     Y8, 32(AX)(R9*2)
-	ADDQ        $+32, R9
-	CMPQ        R9, $+768
+	VMOVDQU     Y8, 32(AX)(R10*2)
+	ADDQ        $+32, R10
+	CMPQ        R10, $+768
 	JB          loop1
 	ADDQ        $+1536, AX
 	ADDQ        $+1536, CX
