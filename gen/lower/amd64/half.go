@@ -243,3 +243,140 @@ func (l *lowering) loadHalfScalar(e ir.Elem, m operand.Mem, d reg.Register) {
 		l.I(x86.VCVTPH2PS(d, d))
 	}
 }
+
+// splits reports whether loop's bf16 loads split: the loop is order-free
+// (ir.Kernel.OrderFree) and every array it loads is bf16 and not held in
+// registers for a later loop (which would need the elements in order).
+func (l *lowering) splits(loop *ir.Loop) bool {
+	if !l.k.OrderFree(loop) {
+		return false
+	}
+	n := 0
+	for _, op := range loop.Ops {
+		if op.Code == ir.VLoad {
+			if l.elem(op.Array) != ir.BF16 || l.isResident(op.Array) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// loadSplit widens half of the bf16 elements of a pair of whole vectors
+// (slot.pair) from one full-width load of their memory, with no shuffle:
+// a bf16 is a float32's high half, so the even elements are the dwords
+// shifted left 16 and the odd ones the dwords with the low half cleared.
+// The first slot of the pair takes the evens, the second the odds; which
+// lane holds which element does not matter to an order-free loop.
+func (l *lowering) loadSplit(sw *sweepState, s slot, a int, d reg.Register) {
+	if s.pair == 2 {
+		s.disp -= 4 * l.lanes // the pair's memory starts at the first vector's
+	}
+	m := l.halfAddr(a, s)
+	switch {
+	case s.pair == 2 && l.masked():
+		l.I(x86.VPANDD(m, sw.odd, d))
+	case s.pair == 2:
+		l.I(x86.VPAND(m, sw.odd, d))
+	case l.masked():
+		l.I(x86.VPSLLD(operand.U8(16), m, d))
+	default:
+		// VEX shifts take no memory operand.
+		l.I(x86.VMOVDQU(m, d))
+		l.I(x86.VPSLLD(operand.U8(16), d, d))
+	}
+}
+
+// pairsStores reports whether the loop's bf16 stores go in pairs of
+// vectors: one narrowing and one full-width store for two vectors.
+func (l *lowering) pairsStores(loop *ir.Loop) bool {
+	for _, op := range loop.Ops {
+		if op.Code == ir.VStore && l.elem(op.Array) == ir.BF16 {
+			return true
+		}
+	}
+	return false
+}
+
+// storePair stores v into bf16 array a for the slot of a pair: the
+// first's value is held, the second's narrowed with it into one vector of
+// 16-bit values (the first's in the low half) and stored where the first
+// starts. avx512bf16 converts both with one VCVTNE2PS2BF16; the integer
+// rounding leaves the results in the dwords' high halves, which AVX-512
+// gathers with one VPERMT2W and AVX2 shifts down and packs once.
+func (l *lowering) storePair(sw *sweepState, s slot, a int, v reg.Register) {
+	key := [2]int{s.row, a}
+	if s.pair == 1 {
+		sw.held[key] = v
+		return
+	}
+	v0 := sw.held[key]
+	delete(sw.held, key)
+	s.disp -= 4 * l.lanes
+	m := l.halfAddr(a, s)
+	switch {
+	case l.isa.NarrowBF16:
+		l.I(x86.VMOVDQU16(l.bf16NarrowPair(v0, v), m))
+	case l.zmm():
+		t0, t1 := l.vec(), l.vec()
+		l.bf16Round(v0, t0)
+		l.bf16Round(v, t1)
+		l.I(x86.VPERMT2W(t1, sw.highWords, t0))
+		l.I(x86.VMOVDQU16(t0, m))
+	default:
+		t0, t1 := l.vec(), l.vec()
+		l.bf16Round(v0, t0)
+		l.bf16Round(v, t1)
+		l.I(x86.VPSRLD(operand.U8(16), t0, t0))
+		l.I(x86.VPSRLD(operand.U8(16), t1, t1))
+		// The pack interleaves the 128-bit lanes: v0's, v1's, v0's, v1's.
+		l.I(x86.VPACKUSDW(t1, t0, t0))
+		l.I(x86.VPERMQ(operand.U8(0xd8), t0, t0))
+		l.I(x86.VMOVDQU(t0, m))
+	}
+}
+
+// bf16NarrowPair is bf16Narrow for two vectors: the bfloat16 of lo and
+// hi in one ZMM, lo's in the low half.
+func (l *lowering) bf16NarrowPair(lo, hi reg.Register) reg.Register {
+	k0, k1 := l.regs.K(), l.regs.K()
+	l.I(x86.VFPCLASSPSZ(operand.U8(0x20), lo, k0)) // 0x20: subnormal
+	l.I(x86.VFPCLASSPSZ(operand.U8(0x20), hi, k1))
+	h := l.vec()
+	l.vcvtne2ps2bf16(lo, hi, h)
+	done := fmt.Sprintf("bf16_%d", l.bf16Narrows)
+	l.bf16Narrows++
+	l.I(x86.KORTESTW(k1, k0))
+	l.I(x86.JZ(operand.LabelRef(done)))
+	y0, y1 := l.regs.YMM(), l.regs.YMM()
+	for _, p := range [][2]reg.Register{{lo, y0}, {hi, y1}} {
+		t := l.vec()
+		l.bf16Round(p[0], t)
+		l.I(x86.VPSRLD(operand.U8(16), t, t))
+		l.I(x86.VPMOVDW(t, p[1]))
+	}
+	l.I(x86.VINSERTI64X4(operand.U8(1), y1, y0.(reg.VecVirtual).AsZ(), h))
+	l.label(done)
+	return h
+}
+
+// highWordIndex is the VPERMT2W index of words 1, 3, 5, ... 63: the high
+// halves of the dwords of two ZMMs, in order. Dword d holds the indexes
+// 4d+1 and 4d+3: 0x00030001 + d*0x00040004, d from bytes 0..15 widened.
+func (l *lowering) highWordIndex() reg.VecVirtual {
+	g := l.gp64()
+	x := l.xmm()
+	l.I(x86.MOVQ(operand.U64(0x0706050403020100), g))
+	l.I(x86.VMOVQ(g, x))
+	l.I(x86.MOVQ(operand.U64(0x0f0e0d0c0b0a0908), g))
+	l.I(x86.VPINSRQ(operand.U8(1), g, x, x))
+	idx := l.vec()
+	l.I(x86.VPMOVZXBD(x, idx))
+	c := l.vec()
+	l.splatInt(0x00040004, c)
+	l.I(x86.VPMULLD(c, idx, idx))
+	l.splatInt(0x00030001, c)
+	l.I(x86.VPADDD(c, idx, idx))
+	return idx
+}

@@ -113,6 +113,7 @@ type lowering struct {
 	pfStreams []int
 	pfLines   int
 	pfLoops   int
+	pfElem    int // bytes per element of the streams
 }
 
 // accState is where one accumulator's partial sums live during and after
@@ -229,6 +230,7 @@ func (l *lowering) blockLoop() {
 	l.I(x86.CMPQ(l.rows, imm32(b)))
 	l.I(x86.JB(operand.LabelRef("row")))
 	l.label("rows")
+	l.startPrefetch()
 	l.body(b, "row")
 	l.advance(b)
 	l.I(x86.SUBQ(imm32(b), l.rows))

@@ -1,11 +1,14 @@
 package amd64
 
 import (
+	"math/bits"
+
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/mmcloughlin/avo/x86"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/target"
 )
 
 // This file holds what a kernel does for rows streamed from and to memory
@@ -29,7 +32,9 @@ const prefetchAheadBytes = 4096
 // alignment (shiftedSweep), and lowered a second time without streaming
 // for calls that cannot stream.
 //
-// Prefetch (NT functions only: measured, it slows L2-resident rows): the
+// Prefetch (NT functions only: measured, it slows L2-resident rows; but
+// half storage, which has no NT variants, prefetches in the plain
+// function): the
 // arrays the first loop reads from the row (x, f) are the streams; the
 // first loop waits on memory for them, and the later loops, which find
 // the row in cache, would leave memory idle. So the later loops prefetch
@@ -75,21 +80,32 @@ func (l *lowering) planStreaming() {
 		}
 	}
 
-	if !l.f.NT || len(loops) < 2 || l.resident != nil || (l.f.H > 0 && l.f.H/l.lanes <= 2*unroll) {
+	prefetch := l.f.NT
+	if target.KernelElem(l.k).Half() {
+		prefetch = true
+	}
+	if !prefetch || len(loops) < 2 || l.resident != nil || (l.f.H > 0 && l.f.H/l.lanes <= 2*unroll) {
 		return // prefetch only where the loops have block iterations
 	}
+	l.pfElem = 0
 	for _, op := range loops[0].Ops {
 		if op.Code == ir.VLoad && l.k.Arrays[op.Array].Role == ir.RowIn && !containsInt(l.pfStreams, op.Array) {
+			if b := l.elem(op.Array).Bytes(); l.pfElem != 0 && b != l.pfElem {
+				l.pfStreams = nil // streams of two element sizes: none
+				return
+			}
+			l.pfElem = l.elem(op.Array).Bytes()
 			l.pfStreams = append(l.pfStreams, op.Array)
 		}
 	}
 	if len(l.pfStreams) == 0 {
 		return
 	}
-	// One block iteration covers unroll vectors, 4*lanes bytes per
+	// One block iteration covers unroll vectors, pfElem*lanes bytes per
 	// vector: unroll*lanes*4/64 = lanes/4 lines (unroll = 4) of each
-	// stream. Spread over p loops, each iteration prefetches lanes/4/p.
-	perBlock := unroll * l.lanes * 4 / lineBytes
+	// float32 stream, lanes/8 of a half one. Spread over p loops, each
+	// iteration prefetches perBlock/p.
+	perBlock := unroll * l.lanes * l.pfElem / lineBytes
 	p := 1
 	for 2*p <= min(len(loops)-1, perBlock) {
 		p *= 2
@@ -214,8 +230,9 @@ func (l *lowering) startPrefetch() {
 	}
 	ahead := 1
 	if l.f.H > 0 {
-		ahead = max(1, (prefetchAheadBytes+4*l.f.H-1)/(4*l.f.H))
+		ahead = max(1, (prefetchAheadBytes+l.pfElem*l.f.H-1)/(l.pfElem*l.f.H))
 	}
+	ahead = max(ahead, l.block) // past the block
 	l.comment("prefetch offset: %d row(s) ahead, fewer near the end", ahead)
 	pf := l.gp64()
 	l.I(x86.MOVQ(l.rows, pf))
@@ -225,10 +242,10 @@ func (l *lowering) startPrefetch() {
 	l.I(x86.CMPQ(pf, c))
 	l.I(x86.CMOVQGT(c, pf))
 	if l.f.H > 0 {
-		l.I(x86.IMUL3Q(imm32(4*l.f.H), pf, pf))
+		l.I(x86.IMUL3Q(imm32(l.pfElem*l.f.H), pf, pf))
 	} else {
 		l.I(x86.IMULQ(l.h, pf))
-		l.I(x86.SHLQ(operand.U8(2), pf))
+		l.I(x86.SHLQ(operand.U8(bits.TrailingZeros(uint(l.pfElem))), pf))
 	}
 	l.pf = pf
 }

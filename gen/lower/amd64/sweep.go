@@ -33,6 +33,9 @@ type slot struct {
 	vec  int          // vector number within the row when known at generation time, else -1
 	acc  int          // which partial sum of each accumulator
 	row  int          // which row of a block
+	// pair marks two whole vectors lowered together (sweepState.paired):
+	// 1, the first, 2, the second; 0, a vector on its own.
+	pair int
 }
 
 // sweepState is what every slot of one loop shares.
@@ -49,6 +52,26 @@ type sweepState struct {
 	splat  []map[ir.S]reg.VecVirtual // each row's scalars broadcast before the loop
 	last   []int                     // last op that reads each value
 	keep   []bool                    // values that must survive their last use in the slot
+	// paired: the unrolled blocks' vectors go in pairs, for split loads
+	// or paired bf16 stores (half.go).
+	paired bool
+	// odd is 0xffff0000 in every lane when the loop's bf16 loads split
+	// (splits), else nil.
+	odd reg.VecVirtual
+	// held is the value a pair's first vector stores into each bf16
+	// array, by row and array, until the second's (storePair).
+	held map[[2]int]reg.Register
+	// highWords is the word index of VPERMT2W that gathers the high
+	// halves of two vectors of dwords (AVX-512 without AVX512_BF16).
+	highWords reg.VecVirtual
+}
+
+// pairOf is the pair mark of the j-th vector of an unrolled block.
+func (sw *sweepState) pairOf(j int) int {
+	if !sw.paired {
+		return 0
+	}
+	return 1 + j%2
 }
 
 // shared reports whether value v is the same for every row of a block:
@@ -139,6 +162,18 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 		sw.splat[r] = map[ir.S]reg.VecVirtual{}
 	}
 	l.bf16Setup(loop)
+	if l.splits(loop) {
+		sw.paired = true
+		sw.odd = l.vec()
+		l.splatInt(0xffff0000, sw.odd)
+	}
+	if l.pairsStores(loop) {
+		sw.paired = true
+		sw.held = map[[2]int]reg.Register{}
+		if l.zmm() && !l.isa.NarrowBF16 {
+			sw.highWords = l.highWordIndex()
+		}
+	}
 	for oi, op := range loop.Ops {
 		for _, a := range op.Args {
 			sw.last[a] = oi
@@ -160,7 +195,9 @@ func (l *lowering) newSweep(loop *ir.Loop, n int, name string, nt bool, first, r
 		case ir.VLoad:
 			sw.keep[oi] = l.isResident(op.Array)
 		case ir.VStore:
-			if l.isResident(op.Array) {
+			// A paired bf16 store reads its value after the pair's second
+			// vector: no FMA may overwrite it in place.
+			if l.isResident(op.Array) || sw.held != nil && l.elem(op.Array) == ir.BF16 {
 				sw.keep[op.Args[0]] = true
 			}
 		}
@@ -189,7 +226,11 @@ func (l *lowering) fixedSweep(sw *sweepState) {
 		start = blocks * unroll
 	}
 	for j := start; j < nfull; j++ {
-		l.slot(sw, slot{kind: full, disp: j * vb, vec: j, acc: j % nacc})
+		pair := sw.pairOf(j - start)
+		if pair == 1 && j+1 == nfull {
+			pair = 0 // the last whole vector has no partner
+		}
+		l.slot(sw, slot{kind: full, disp: j * vb, vec: j, acc: j % nacc, pair: pair})
 	}
 	switch {
 	case rem == 0:
@@ -242,7 +283,7 @@ func (l *lowering) fixedBlocks(sw *sweepState, blocks, nacc, nvec int) {
 	l.label(top)
 	l.prefetch(sw.n)
 	for j := range unroll {
-		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j % nacc})
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j % nacc, pair: sw.pairOf(j)})
 	}
 	l.I(x86.ADDQ(imm32(ul), i))
 	if chunked {
@@ -394,7 +435,7 @@ func (l *lowering) runtimeLoop(sw *sweepState) {
 	l.label(lbl(""))
 	l.prefetch(sw.n)
 	for j := range unroll {
-		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j})
+		l.slot(sw, slot{kind: full, idx: i, disp: j * 4 * l.lanes, vec: -1, acc: j, pair: sw.pairOf(j)})
 	}
 	l.I(x86.ADDQ(imm32(ul), i))
 	l.I(x86.CMPQ(i, ce))
@@ -527,7 +568,11 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 			return
 		}
 		d := l.value(s)
-		l.load(s, op.Array, d)
+		if s.pair != 0 && sw.odd != nil {
+			l.loadSplit(sw, s, op.Array, d)
+		} else {
+			l.load(s, op.Array, d)
+		}
 		l.remember(op.Array, s, d)
 		val[oi] = d
 	case ir.VSplat:
@@ -544,6 +589,10 @@ func (l *lowering) slotOp(sw *sweepState, s slot, oi int, op ir.VecOp, val []reg
 	case ir.VFMA:
 		val[oi] = l.fma(sw, s, oi, val)
 	case ir.VStore:
+		if s.pair != 0 && sw.held != nil && l.elem(op.Array) == ir.BF16 {
+			l.storePair(sw, s, op.Array, arg(0))
+			return
+		}
 		l.store(s, op.Array, arg(0), sw.nt && l.ntStore(sw.n, op.Array))
 		if !l.elem(op.Array).Half() { // a half store rounds: a reload must see that
 			l.remember(op.Array, s, arg(0))
