@@ -154,3 +154,31 @@ func TestBackwardHalfBound(t *testing.T) {
 		t.Error("gamma quantized")
 	}
 }
+
+// TestBackwardZeroTimesInf: with a residual sum (computed in float32 by
+// the kernels, in float64 by the oracle), an infinite dy against an xhat
+// that is zero within the sum's rounding may give NaN or an infinity, and
+// only there: a row of one (s - mean = 0) is marked, an ordinary row is
+// not, and a NaN where the oracle has an unmarked infinity still fails.
+func TestBackwardZeroTimesInf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	k := *withArrays(&bwdKernel{name: "AddAlpha", mean: true, eps: 1e-5, scale: true, shift: true, residual: true, alpha: 0.5})
+	for _, h := range []int{1, 8} {
+		rows := 3
+		c := k.newArgs(rows, h, rng)
+		k.fill(c, families[0], rows, h, rng)
+		k.get(c, "dy")[h] = float32(math.Inf(1))
+		k.setStats(c, rows, h)
+		ref := k.oracle(k.inputs64(c, rows, h))
+		marked := ref.nonFinite["dgamma"][0]
+		if marked != (h == 1) {
+			t.Fatalf("h=%d: dgamma[0] marked NaN-or-Inf: %v (oracle %v)", h, marked, ref.want["dgamma"][0])
+		}
+		if h == 1 && !ref.nanAgrees("dgamma", 0, float32(math.NaN())) {
+			t.Fatalf("h=1: NaN rejected for 0*Inf (oracle %v)", ref.want["dgamma"][0])
+		}
+		if h == 8 && !math.IsNaN(ref.want["dgamma"][0]) && ref.nanAgrees("dgamma", 0, float32(math.NaN())) {
+			t.Fatalf("h=8: NaN accepted where the oracle has %v", ref.want["dgamma"][0])
+		}
+	}
+}
