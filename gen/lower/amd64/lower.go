@@ -113,6 +113,9 @@ type lowering struct {
 	pfStreams []int
 	pfLines   int
 	pfLoops   int
+	// ntFlag is the frame slot of a Columns call's streaming gate (nil:
+	// no output pass streams), which the epilogue reads.
+	ntFlag *operand.Mem
 }
 
 // accState is where one accumulator's partial sums live during and after
@@ -257,6 +260,7 @@ func (l *lowering) epilogue(sig *gotypes.Signature) {
 		l.I(x86.MOVQ(n, ret.Addr))
 	}
 	l.ntEpilogue()
+	l.columnNTEpilogue()
 	l.I(x86.VZEROUPPER())
 	l.I(x86.RET())
 }
