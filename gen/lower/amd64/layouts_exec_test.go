@@ -470,7 +470,8 @@ var ntShapes = []layoutShape{
 }
 
 // TestExecuteColumnsNT runs BatchNorm's Columns kernels, forward (also in
-// place) and backward, with columnNTMinBytes at 0, so that every aligned
+// place) and backward, and the channels-first LayerNorm (ConvNeXt's), with
+// columnNTMinBytes at 0, so that every aligned
 // call takes the streaming copy of the output pass, against
 // ir.EvalShape on both ISAs, at fixed and run-time H, with a guard
 // tripping in a group and in the tail.
@@ -480,9 +481,10 @@ func TestExecuteColumnsNT(t *testing.T) {
 	}
 	defer func(v int) { columnNTMinBytes = v }(columnNTMinBytes)
 	columnNTMinBytes = 0
+	columns, _ := layoutKernels(t)
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
-		for _, k := range batchNormColumns(t) {
+		for _, k := range append(batchNormColumns(t), columns[0]) {
 			for _, h := range []int{0, 65} {
 				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
 			}
