@@ -471,7 +471,7 @@ var ntShapes = []layoutShape{
 
 // TestExecuteColumnsNT runs BatchNorm's Columns kernels, forward (also in
 // place) and backward, and the channels-first LayerNorm (ConvNeXt's), with
-// columnNTMinBytes at 0, so that every aligned
+// columnNTMinBytes at 0 and no least stride, so that every aligned
 // call takes the streaming copy of the output pass, against
 // ir.EvalShape on both ISAs, at fixed and run-time H, with a guard
 // tripping in a group and in the tail.
@@ -479,8 +479,8 @@ func TestExecuteColumnsNT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a scratch module")
 	}
-	defer func(v int) { columnNTMinBytes = v }(columnNTMinBytes)
-	columnNTMinBytes = 0
+	defer func(v int, m map[int]int) { columnNTMinBytes, columnNTMinStride = v, m }(columnNTMinBytes, columnNTMinStride)
+	columnNTMinBytes, columnNTMinStride = 0, nil
 	columns, _ := layoutKernels(t)
 	var funcs []target.Func
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
@@ -526,7 +526,7 @@ func TestExecuteColumnsNT(t *testing.T) {
 // TestColumnNTLoops: BatchNorm's Columns kernels stream their output pass
 // only: VMOVNTPS in the last loop's streaming copy of every group and
 // block (a masked tail stores plainly), one gate per call before the
-// group, and SFENCE at the exit behind it.
+// group (on AVX2 with its least stride), and SFENCE at the exit behind it.
 func TestColumnNTLoops(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range batchNormColumns(t) {
@@ -563,6 +563,10 @@ func TestColumnNTLoops(t *testing.T) {
 			gate := regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n\s+JB\s+nont\n`, columnNTMinBytes))
 			if !gate.MatchString(head) || gate.MatchString(src[len(head):]) {
 				t.Errorf("%s: want the gate %q once, before the group", f.Name(), gate)
+			}
+			if m := columnNTMinStride[isa.Desc().VectorBytes]; m > 0 &&
+				!regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n\s+JB\s+nont\n`, m)).MatchString(head) {
+				t.Errorf("%s: no least stride %d in the gate", f.Name(), m)
 			}
 			if !regexp.MustCompile(`\nnosfence:\n`).MatchString(src) || !strings.Contains(src[strings.Index(src, "\ndone:\n"):], "SFENCE") {
 				t.Errorf("%s: no SFENCE at the exit", f.Name())
