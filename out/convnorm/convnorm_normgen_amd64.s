@@ -825,10 +825,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+96, R8, R8
 	CMPQ   R8, $+1048576
@@ -2427,10 +2430,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+128, R8, R8
 	CMPQ   R8, $+1048576
@@ -4029,10 +4035,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+192, R8, R8
 	CMPQ   R8, $+1048576
@@ -5631,10 +5640,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+256, R8, R8
 	CMPQ   R8, $+1048576
@@ -7233,10 +7245,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+384, R8, R8
 	CMPQ   R8, $+1048576
@@ -8835,10 +8850,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+512, R8, R8
 	CMPQ   R8, $+1048576
@@ -10437,10 +10455,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+768, R8, R8
 	CMPQ   R8, $+1048576
@@ -12039,10 +12060,13 @@ pfset:
 	MOVQ R8, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ   DI, R8
 	ORQ    AX, R8
 	TESTQ  $+31, R8
 	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
 	MOVQ   DI, R8
 	IMUL3Q $+1024, R8, R8
 	CMPQ   R8, $+1048576
@@ -13895,10 +13919,13 @@ pfset:
 	MOVQ R9, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ  R8, R9
 	ORQ   AX, R9
 	TESTQ $+31, R9
 	JNZ   nont
+	CMPQ  R8, $+8192
+	JB    nont
 	MOVQ  R8, R9
 	IMULQ DI, R9
 	CMPQ  R9, $+1048576
@@ -17772,10 +17799,13 @@ pfset:
 	MOVQ R13, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ  R12, R13
 	ORQ   AX, R13
 	TESTQ $+31, R13
 	JNZ   nont
+	CMPQ  R12, $+8192
+	JB    nont
 	MOVQ  R12, R13
 	IMULQ R11, R13
 	CMPQ  R13, $+1048576
@@ -21572,10 +21602,13 @@ pfset:
 	MOVQ R13, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ  R12, R13
 	ORQ   AX, R13
 	TESTQ $+31, R13
 	JNZ   nont
+	CMPQ  R12, $+8192
+	JB    nont
 	MOVQ  R12, R13
 	IMULQ R11, R13
 	CMPQ  R13, $+1048576
@@ -25488,10 +25521,13 @@ pfset:
 	MOVQ R11, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ  R10, R11
 	ORQ   AX, R11
 	TESTQ $+31, R11
 	JNZ   nont
+	CMPQ  R10, $+8192
+	JB    nont
 	MOVQ  R10, R11
 	IMULQ R9, R11
 	CMPQ  R11, $+1048576
@@ -27538,10 +27574,13 @@ pfset:
 	MOVQ R9, (SP)
 
 	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
 	MOVQ  R8, R9
 	ORQ   AX, R9
 	TESTQ $+31, R9
 	JNZ   nont
+	CMPQ  R8, $+8192
+	JB    nont
 	MOVQ  R8, R9
 	IMULQ DI, R9
 	CMPQ  R9, $+1048576
