@@ -6,7 +6,7 @@
 
 // func avx512ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm96(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -31,6 +31,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+96, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -293,6 +311,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -337,11 +407,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -492,6 +564,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -515,11 +618,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -679,15 +784,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm96(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm96(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -712,6 +823,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+96, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -728,10 +860,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -765,17 +897,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -785,10 +917,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -817,14 +949,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -862,29 +994,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -894,14 +1026,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -986,6 +1118,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -1028,11 +1210,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -1045,7 +1229,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -1069,8 +1253,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -1080,7 +1264,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -1097,8 +1281,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -1123,11 +1307,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+96, R12
 	ADDQ    $+64, R11
@@ -1137,8 +1321,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1187,6 +1371,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+96
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -1210,11 +1425,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+96
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -1233,7 +1450,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -1250,8 +1467,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1261,7 +1478,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/96
@@ -1278,8 +1495,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -1297,11 +1514,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+96, R11
 	ADDQ    $+64, R10
@@ -1311,8 +1528,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -1380,15 +1597,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm128(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -1413,6 +1636,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+128, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -1675,6 +1916,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -1719,11 +2012,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -1874,6 +2169,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -1897,11 +2223,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -2061,15 +2389,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm128(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm128(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -2094,6 +2428,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+128, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -2110,10 +2465,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -2147,17 +2502,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2167,10 +2522,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2199,14 +2554,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -2244,29 +2599,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2276,14 +2631,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2368,6 +2723,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -2410,11 +2815,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -2427,7 +2834,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -2451,8 +2858,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2462,7 +2869,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2479,8 +2886,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -2505,11 +2912,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+128, R12
 	ADDQ    $+64, R11
@@ -2519,8 +2926,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2569,6 +2976,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+128
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -2592,11 +3030,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+128
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -2615,7 +3055,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -2632,8 +3072,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2643,7 +3083,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/128
@@ -2660,8 +3100,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -2679,11 +3119,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+128, R11
 	ADDQ    $+64, R10
@@ -2693,8 +3133,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -2762,15 +3202,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm192(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -2795,6 +3241,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+192, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -3057,6 +3521,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -3101,11 +3617,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -3256,6 +3774,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -3279,11 +3828,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -3443,15 +3994,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm192(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm192(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -3476,6 +4033,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+192, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -3492,10 +4070,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -3529,17 +4107,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -3549,10 +4127,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -3581,14 +4159,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -3626,29 +4204,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -3658,14 +4236,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -3750,6 +4328,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -3792,11 +4420,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -3809,7 +4439,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -3833,8 +4463,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -3844,7 +4474,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -3861,8 +4491,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -3887,11 +4517,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+192, R12
 	ADDQ    $+64, R11
@@ -3901,8 +4531,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -3951,6 +4581,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+192
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -3974,11 +4635,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+192
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -3997,7 +4660,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -4014,8 +4677,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -4025,7 +4688,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/192
@@ -4042,8 +4705,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -4061,11 +4724,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+192, R11
 	ADDQ    $+64, R10
@@ -4075,8 +4738,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -4144,15 +4807,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm256(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -4177,6 +4846,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+256, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -4439,6 +5126,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -4483,11 +5222,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -4638,6 +5379,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -4661,11 +5433,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -4825,15 +5599,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm256(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm256(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -4858,6 +5638,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+256, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -4874,10 +5675,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -4911,17 +5712,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -4931,10 +5732,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -4963,14 +5764,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -5008,29 +5809,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5040,14 +5841,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5132,6 +5933,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -5174,11 +6025,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -5191,7 +6044,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -5215,8 +6068,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5226,7 +6079,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -5243,8 +6096,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -5269,11 +6122,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+256, R12
 	ADDQ    $+64, R11
@@ -5283,8 +6136,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5333,6 +6186,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+256
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -5356,11 +6240,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+256
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -5379,7 +6265,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -5396,8 +6282,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -5407,7 +6293,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/256
@@ -5424,8 +6310,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -5443,11 +6329,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+256, R11
 	ADDQ    $+64, R10
@@ -5457,8 +6343,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -5526,15 +6412,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm384(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -5559,6 +6451,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+384, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -5821,6 +6731,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -5865,11 +6827,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -6020,6 +6984,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -6043,11 +7038,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -6207,15 +7204,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm384(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm384(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -6240,6 +7243,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+384, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -6256,10 +7280,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -6293,17 +7317,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -6313,10 +7337,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -6345,14 +7369,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -6390,29 +7414,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -6422,14 +7446,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6514,6 +7538,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -6556,11 +7630,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -6573,7 +7649,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -6597,8 +7673,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -6608,7 +7684,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -6625,8 +7701,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -6651,11 +7727,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+384, R12
 	ADDQ    $+64, R11
@@ -6665,8 +7741,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6715,6 +7791,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+384
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -6738,11 +7845,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+384
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -6761,7 +7870,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -6778,8 +7887,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -6789,7 +7898,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/384
@@ -6806,8 +7915,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -6825,11 +7934,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+384, R11
 	ADDQ    $+64, R10
@@ -6839,8 +7948,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -6908,15 +8017,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm512(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -6941,6 +8056,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+512, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -7203,6 +8336,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -7247,11 +8432,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -7402,6 +8589,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -7425,11 +8643,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -7589,15 +8809,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm512(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm512(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -7622,6 +8848,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+512, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -7638,10 +8885,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -7675,17 +8922,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -7695,10 +8942,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -7727,14 +8974,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -7772,29 +9019,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -7804,14 +9051,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -7896,6 +9143,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -7938,11 +9235,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -7955,7 +9254,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -7979,8 +9278,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -7990,7 +9289,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -8007,8 +9306,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -8033,11 +9332,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+512, R12
 	ADDQ    $+64, R11
@@ -8047,8 +9346,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -8097,6 +9396,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+512
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -8120,11 +9450,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+512
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -8143,7 +9475,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -8160,8 +9492,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -8171,7 +9503,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/512
@@ -8188,8 +9520,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -8207,11 +9539,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+512, R11
 	ADDQ    $+64, R10
@@ -8221,8 +9553,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -8290,15 +9622,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm768(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -8323,6 +9661,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+768, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -8585,6 +9941,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -8629,11 +10037,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -8784,6 +10194,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -8807,11 +10248,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -8971,15 +10414,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm768(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm768(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -9004,6 +10453,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+768, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -9020,10 +10490,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -9057,17 +10527,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -9077,10 +10547,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -9109,14 +10579,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -9154,29 +10624,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -9186,14 +10656,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -9278,6 +10748,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -9320,11 +10840,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -9337,7 +10859,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -9361,8 +10883,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -9372,7 +10894,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -9389,8 +10911,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -9415,11 +10937,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+768, R12
 	ADDQ    $+64, R11
@@ -9429,8 +10951,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -9479,6 +11001,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+768
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -9502,11 +11055,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+768
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -9525,7 +11080,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -9542,8 +11097,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -9553,7 +11108,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/768
@@ -9570,8 +11125,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -9589,11 +11144,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+768, R11
 	ADDQ    $+64, R10
@@ -9603,8 +11158,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -9672,15 +11227,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $8-56
+TEXT ·convnormAvx512ConvNeXtLayerNorm1024(SB), NOSPLIT, $16-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -9705,6 +11266,24 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+63, R8
+	JNZ    nont
+	MOVQ   DI, R8
+	IMUL3Q $+1024, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -9967,6 +11546,58 @@ gloop1end:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	PREFETCHT0 128(CX)(R10*1)
+	PREFETCHT0 192(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R8*4), Z13
+	VBROADCASTSS (DX)(R8*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R9*1)
+	VMOVUPS      128(CX)(R9*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R9*1)
+	VMOVUPS      192(CX)(R9*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -10011,11 +11642,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -10166,6 +11799,37 @@ bloop1end:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  8(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R8*4), Z4
+	VBROADCASTSS (DX)(R8*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -10189,11 +11853,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -10353,15 +12019,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNorm1024(dst *float32, x *float32, gamma *float32, beta *float32, rows int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $288-56
+TEXT ·convnormAvx2ConvNeXtLayerNorm1024(SB), NOSPLIT, $320-56
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -10386,6 +12058,27 @@ nopf:
 
 pfset:
 	MOVQ R8, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ   DI, R8
+	ORQ    AX, R8
+	TESTQ  $+31, R8
+	JNZ    nont
+	CMPQ   DI, $+8192
+	JB     nont
+	MOVQ   DI, R8
+	IMUL3Q $+1024, R8, R8
+	CMPQ   R8, $+1048576
+	JB     nont
+	MOVQ   $0x00000001, R8
+	JMP    ntset
+
+nont:
+	XORQ R8, R8
+
+ntset:
+	MOVQ R8, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -10402,10 +12095,10 @@ group:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -10439,17 +12132,17 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -10459,10 +12152,10 @@ gloop0fetched:
 
 gloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -10491,14 +12184,14 @@ gloop0end:
 	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -10536,29 +12229,29 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -10568,14 +12261,14 @@ gloop1fetched:
 
 gloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y4, Y4
-	VADDPS 64(SP), Y5, Y5
-	VADDPS 96(SP), Y6, Y6
-	VADDPS 128(SP), Y7, Y7
-	VADDPS 160(SP), Y9, Y9
-	VADDPS 192(SP), Y10, Y10
-	VADDPS 224(SP), Y11, Y11
-	VADDPS 256(SP), Y12, Y12
+	VADDPS 64(SP), Y4, Y4
+	VADDPS 96(SP), Y5, Y5
+	VADDPS 128(SP), Y6, Y6
+	VADDPS 160(SP), Y7, Y7
+	VADDPS 192(SP), Y9, Y9
+	VADDPS 224(SP), Y10, Y10
+	VADDPS 256(SP), Y11, Y11
+	VADDPS 288(SP), Y12, Y12
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10660,6 +12353,56 @@ gloop1end:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+gloop2nt:
+	TESTQ      R10, R10
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 64(CX)(R10*1)
+	ADDQ       DI, R10
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R8*4), Y13
+	VBROADCASTSS (DX)(R8*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R9*1)
+	VMOVUPS      32(CX)(R9*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R9*1)
+	VMOVUPS      64(CX)(R9*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R9*1)
+	VMOVUPS      96(CX)(R9*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -10702,11 +12445,13 @@ gloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -10719,7 +12464,7 @@ block:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS Y1, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -10743,8 +12488,8 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -10754,7 +12499,7 @@ bloop0fetched:
 
 bloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
+	VADDPS 64(SP), Y1, Y1
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -10771,8 +12516,8 @@ bloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    (SP), R10
@@ -10797,11 +12542,11 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
 	MOVQ    $+1024, R12
 	ADDQ    $+64, R11
@@ -10811,8 +12556,8 @@ bloop1fetched:
 
 bloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y1, Y1
-	VADDPS 64(SP), Y3, Y3
+	VADDPS 64(SP), Y1, Y1
+	VADDPS 96(SP), Y3, Y3
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -10861,6 +12606,37 @@ bloop1end:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R8
+	TESTQ R8, R8
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R8, R8
+	XORQ R9, R9
+	MOVQ (SP), R10
+
+bloop2nt:
+	TESTQ      R10, R10
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R10*1)
+	ADDQ       DI, R10
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R9*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R8*4), Y4
+	VBROADCASTSS (DX)(R8*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R9*1)
+	INCQ         R8
+	ADDQ         DI, R9
+	CMPQ         R8, $+1024
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R8, R8
 	XORQ R9, R9
 	MOVQ (SP), R10
@@ -10884,11 +12660,13 @@ bloop2fetched:
 	ADDQ         DI, R9
 	CMPQ         R8, $+1024
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -10907,7 +12685,7 @@ tail:
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS Y2, 64(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -10924,8 +12702,8 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -10935,7 +12713,7 @@ tloop0:
 
 tloop0end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
+	VADDPS 64(SP), Y2, Y2
 
 	// pivotSum = sum(x - pivot)
 	// invN = 1/1024
@@ -10952,8 +12730,8 @@ tloop0end:
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
 	XORQ    R8, R8
 	XORQ    R9, R9
 	MOVQ    $+64, R10
@@ -10971,11 +12749,11 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
 	MOVQ    $+1024, R11
 	ADDQ    $+64, R10
@@ -10985,8 +12763,8 @@ tloop1:
 
 tloop1end:
 	// the sums: totals plus the last chunk's
-	VADDPS 32(SP), Y2, Y2
-	VADDPS 64(SP), Y4, Y4
+	VADDPS 64(SP), Y2, Y2
+	VADDPS 96(SP), Y4, Y4
 
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
@@ -11054,15 +12832,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+48(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+48(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx512ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1088-64
+TEXT ·convnormAvx512ConvNeXtLayerNormAny(SB), $1152-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -11088,6 +12872,24 @@ nopf:
 
 pfset:
 	MOVQ R9, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ  R8, R9
+	ORQ   AX, R9
+	TESTQ $+63, R9
+	JNZ   nont
+	MOVQ  R8, R9
+	IMULQ DI, R9
+	CMPQ  R9, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R9
+	JMP   ntset
+
+nont:
+	XORQ R9, R9
+
+ntset:
+	MOVQ R9, 64(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -11106,14 +12908,14 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0short:
 	XORQ    R9, R9
@@ -11153,42 +12955,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  320(SP), Z4, Z4
-	VMOVUPS Z4, 320(SP)
+	VADDPS  384(SP), Z4, Z4
+	VMOVUPS Z4, 384(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  384(SP), Z5, Z5
-	VMOVUPS Z5, 384(SP)
+	VADDPS  448(SP), Z5, Z5
+	VMOVUPS Z5, 448(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  448(SP), Z6, Z6
-	VMOVUPS Z6, 448(SP)
+	VADDPS  512(SP), Z6, Z6
+	VMOVUPS Z6, 512(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  512(SP), Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VADDPS  576(SP), Z7, Z7
+	VMOVUPS Z7, 576(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R9
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 320(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 384(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS 384(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS 448(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS 448(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS 512(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS 512(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS 576(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0next:
 	ADDQ    $+64, R12
@@ -11200,17 +13002,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop0summed
-	VMOVUPS 320(SP), Z8
-	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 512(SP), Z8
 	VADDPS  256(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 576(SP), Z8
+	VADDPS  320(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -11245,22 +13047,22 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    DI, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z9, 320(SP)
-	VMOVUPS Z10, 384(SP)
-	VMOVUPS Z11, 448(SP)
-	VMOVUPS Z12, 512(SP)
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z9, 384(SP)
+	VMOVUPS Z10, 448(SP)
+	VMOVUPS Z11, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1short:
 	XORQ    R9, R9
@@ -11304,74 +13106,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  576(SP), Z4, Z4
-	VMOVUPS Z4, 576(SP)
+	VADDPS  640(SP), Z4, Z4
+	VMOVUPS Z4, 640(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  640(SP), Z5, Z5
-	VMOVUPS Z5, 640(SP)
+	VADDPS  704(SP), Z5, Z5
+	VMOVUPS Z5, 704(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  704(SP), Z6, Z6
-	VMOVUPS Z6, 704(SP)
+	VADDPS  768(SP), Z6, Z6
+	VMOVUPS Z6, 768(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  768(SP), Z7, Z7
-	VMOVUPS Z7, 768(SP)
+	VADDPS  832(SP), Z7, Z7
+	VMOVUPS Z7, 832(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  832(SP), Z9, Z9
-	VMOVUPS Z9, 832(SP)
+	VADDPS  896(SP), Z9, Z9
+	VMOVUPS Z9, 896(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  896(SP), Z10, Z10
-	VMOVUPS Z10, 896(SP)
+	VADDPS  960(SP), Z10, Z10
+	VMOVUPS Z10, 960(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  960(SP), Z11, Z11
-	VMOVUPS Z11, 960(SP)
+	VADDPS  1024(SP), Z11, Z11
+	VMOVUPS Z11, 1024(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  1024(SP), Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VADDPS  1088(SP), Z12, Z12
+	VMOVUPS Z12, 1088(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R9
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 576(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 640(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS 640(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS 704(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS 704(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS 768(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS 768(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS 832(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS 832(SP), Z9
-	VADDPS  320(SP), Z9, Z9
-	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS 896(SP), Z9
+	VADDPS  384(SP), Z9, Z9
+	VMOVUPS Z9, 384(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS 896(SP), Z10
-	VADDPS  384(SP), Z10, Z10
-	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS 960(SP), Z10
+	VADDPS  448(SP), Z10, Z10
+	VMOVUPS Z10, 448(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS 960(SP), Z11
-	VADDPS  448(SP), Z11, Z11
-	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS 1024(SP), Z11
+	VADDPS  512(SP), Z11, Z11
+	VMOVUPS Z11, 512(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS 1024(SP), Z12
-	VADDPS  512(SP), Z12, Z12
-	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS 1088(SP), Z12
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1next:
 	ADDQ    $+64, R12
@@ -11383,29 +13185,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop1summed
-	VMOVUPS 576(SP), Z13
-	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 1024(SP), Z13
 	VADDPS  512(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1088(SP), Z13
+	VADDPS  576(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -11488,6 +13290,58 @@ gloop1summed:
 	VDIVPS Z8, Z12, Z8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  64(SP), R9
+	TESTQ R9, R9
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+gloop2nt:
+	TESTQ      R11, R11
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R10*1), Z12
+	VSUBPS       Z0, Z12, Z12
+	VSUBPS       Z4, Z12, Z12
+	VMULPS       Z9, Z12, Z12
+	VBROADCASTSS (BX)(R9*4), Z13
+	VBROADCASTSS (DX)(R9*4), Z14
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, (AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Z12
+	VSUBPS       Z1, Z12, Z12
+	VSUBPS       Z5, Z12, Z12
+	VMULPS       Z10, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 64(AX)(R10*1)
+	VMOVUPS      128(CX)(R10*1), Z12
+	VSUBPS       Z2, Z12, Z12
+	VSUBPS       Z6, Z12, Z12
+	VMULPS       Z11, Z12, Z12
+	VFMADD213PS  Z13, Z14, Z12
+	VMOVNTPS     Z12, 128(AX)(R10*1)
+	VMOVUPS      192(CX)(R10*1), Z12
+	VSUBPS       Z3, Z12, Z12
+	VSUBPS       Z7, Z12, Z12
+	VMULPS       Z8, Z12, Z12
+	VFMADD231PS  Z14, Z12, Z13
+	VMOVNTPS     Z13, 192(AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -11532,11 +13386,13 @@ gloop2fetched:
 	ADDQ         R8, R10
 	CMPQ         R9, DI
 	JB           gloop2
-	ADDQ         $+256, AX
-	ADDQ         $+256, CX
-	SUBQ         $+64, SI
-	CMPQ         SI, $+64
-	JAE          group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -11551,8 +13407,8 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 bloop0short:
 	XORQ    R9, R9
@@ -11580,18 +13436,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R9
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 bloop0next:
 	ADDQ    $+64, R12
@@ -11603,8 +13459,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -11627,10 +13483,10 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1short:
 	XORQ    R9, R9
@@ -11659,26 +13515,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R9
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1next:
 	ADDQ    $+64, R12
@@ -11690,11 +13546,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -11744,6 +13600,37 @@ bloop1summed:
 	VDIVPS Z2, Z3, Z2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  64(SP), R9
+	TESTQ R9, R9
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+bloop2nt:
+	TESTQ      R11, R11
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R10*1), Z3
+	VSUBPS       Z0, Z3, Z3
+	VSUBPS       Z1, Z3, Z3
+	VMULPS       Z2, Z3, Z3
+	VBROADCASTSS (BX)(R9*4), Z4
+	VBROADCASTSS (DX)(R9*4), Z5
+	VFMADD231PS  Z5, Z3, Z4
+	VMOVNTPS     Z4, (AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -11767,11 +13654,13 @@ bloop2fetched:
 	ADDQ         R8, R10
 	CMPQ         R9, DI
 	JB           bloop2
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	SUBQ         $+16, SI
-	CMPQ         SI, $+16
-	JAE          block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -11790,8 +13679,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    DI, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 tloop0short:
 	XORQ    R9, R9
@@ -11812,18 +13701,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R9
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -11835,8 +13724,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -11859,10 +13748,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    DI, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1short:
 	XORQ    R9, R9
@@ -11884,26 +13773,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R9
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -11915,11 +13804,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -11988,15 +13877,21 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+56(FP)
+	MOVQ  64(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2ConvNeXtLayerNormAny(dst *float32, x *float32, gamma *float32, beta *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), $544-64
+TEXT ·convnormAvx2ConvNeXtLayerNormAny(SB), $576-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gamma+16(FP), DX
@@ -12022,6 +13917,27 @@ nopf:
 
 pfset:
 	MOVQ R9, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ  R8, R9
+	ORQ   AX, R9
+	TESTQ $+31, R9
+	JNZ   nont
+	CMPQ  R8, $+8192
+	JB    nont
+	MOVQ  R8, R9
+	IMULQ DI, R9
+	CMPQ  R9, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R9
+	JMP   ntset
+
+nont:
+	XORQ R9, R9
+
+ntset:
+	MOVQ R9, 32(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -12040,14 +13956,14 @@ group:
 	VXORPS  Y7, Y7, Y7
 	CMPQ    DI, $+64
 	JBE     gloop0short
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y4, 160(SP)
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS Y6, 224(SP)
-	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y4, 192(SP)
+	VMOVUPS Y5, 224(SP)
+	VMOVUPS Y6, 256(SP)
+	VMOVUPS Y7, 288(SP)
 
 gloop0short:
 	XORQ    R9, R9
@@ -12085,42 +14001,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y4, Y4
-	VMOVUPS Y4, 160(SP)
+	VADDPS  192(SP), Y4, Y4
+	VMOVUPS Y4, 192(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  192(SP), Y5, Y5
-	VMOVUPS Y5, 192(SP)
+	VADDPS  224(SP), Y5, Y5
+	VMOVUPS Y5, 224(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  224(SP), Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VADDPS  256(SP), Y6, Y6
+	VMOVUPS Y6, 256(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  256(SP), Y7, Y7
-	VMOVUPS Y7, 256(SP)
+	VADDPS  288(SP), Y7, Y7
+	VMOVUPS Y7, 288(SP)
 	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R9
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS 192(SP), Y4
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 160(SP)
-	VMOVUPS 192(SP), Y5
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y4, 192(SP)
+	VMOVUPS 224(SP), Y5
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS 224(SP), Y6
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y5, 224(SP)
+	VMOVUPS 256(SP), Y6
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 224(SP)
-	VMOVUPS 256(SP), Y7
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y6, 256(SP)
+	VMOVUPS 288(SP), Y7
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y7, 288(SP)
 
 gloop0next:
 	ADDQ    $+64, R12
@@ -12132,17 +14048,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop0summed
-	VMOVUPS 160(SP), Y8
-	VADDPS  32(SP), Y8, Y8
-	VADDPS  Y8, Y4, Y4
 	VMOVUPS 192(SP), Y8
 	VADDPS  64(SP), Y8, Y8
-	VADDPS  Y8, Y5, Y5
+	VADDPS  Y8, Y4, Y4
 	VMOVUPS 224(SP), Y8
 	VADDPS  96(SP), Y8, Y8
-	VADDPS  Y8, Y6, Y6
+	VADDPS  Y8, Y5, Y5
 	VMOVUPS 256(SP), Y8
 	VADDPS  128(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 288(SP), Y8
+	VADDPS  160(SP), Y8, Y8
 	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
@@ -12177,22 +14093,22 @@ gloop0summed:
 	VXORPS  Y12, Y12, Y12
 	CMPQ    DI, $+64
 	JBE     gloop1short
-	VMOVUPS Y4, 32(SP)
-	VMOVUPS Y5, 64(SP)
-	VMOVUPS Y6, 96(SP)
-	VMOVUPS Y7, 128(SP)
-	VMOVUPS Y9, 160(SP)
-	VMOVUPS Y10, 192(SP)
-	VMOVUPS Y11, 224(SP)
-	VMOVUPS Y12, 256(SP)
-	VMOVUPS Y4, 288(SP)
-	VMOVUPS Y5, 320(SP)
-	VMOVUPS Y6, 352(SP)
-	VMOVUPS Y7, 384(SP)
-	VMOVUPS Y9, 416(SP)
-	VMOVUPS Y10, 448(SP)
-	VMOVUPS Y11, 480(SP)
-	VMOVUPS Y12, 512(SP)
+	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y5, 96(SP)
+	VMOVUPS Y6, 128(SP)
+	VMOVUPS Y7, 160(SP)
+	VMOVUPS Y9, 192(SP)
+	VMOVUPS Y10, 224(SP)
+	VMOVUPS Y11, 256(SP)
+	VMOVUPS Y12, 288(SP)
+	VMOVUPS Y4, 320(SP)
+	VMOVUPS Y5, 352(SP)
+	VMOVUPS Y6, 384(SP)
+	VMOVUPS Y7, 416(SP)
+	VMOVUPS Y9, 448(SP)
+	VMOVUPS Y10, 480(SP)
+	VMOVUPS Y11, 512(SP)
+	VMOVUPS Y12, 544(SP)
 
 gloop1short:
 	XORQ    R9, R9
@@ -12234,74 +14150,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  288(SP), Y4, Y4
-	VMOVUPS Y4, 288(SP)
+	VADDPS  320(SP), Y4, Y4
+	VMOVUPS Y4, 320(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  320(SP), Y5, Y5
-	VMOVUPS Y5, 320(SP)
+	VADDPS  352(SP), Y5, Y5
+	VMOVUPS Y5, 352(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  352(SP), Y6, Y6
-	VMOVUPS Y6, 352(SP)
+	VADDPS  384(SP), Y6, Y6
+	VMOVUPS Y6, 384(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  384(SP), Y7, Y7
-	VMOVUPS Y7, 384(SP)
+	VADDPS  416(SP), Y7, Y7
+	VMOVUPS Y7, 416(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  416(SP), Y9, Y9
-	VMOVUPS Y9, 416(SP)
+	VADDPS  448(SP), Y9, Y9
+	VMOVUPS Y9, 448(SP)
 	VXORPS  Y9, Y9, Y9
-	VADDPS  448(SP), Y10, Y10
-	VMOVUPS Y10, 448(SP)
+	VADDPS  480(SP), Y10, Y10
+	VMOVUPS Y10, 480(SP)
 	VXORPS  Y10, Y10, Y10
-	VADDPS  480(SP), Y11, Y11
-	VMOVUPS Y11, 480(SP)
+	VADDPS  512(SP), Y11, Y11
+	VMOVUPS Y11, 512(SP)
 	VXORPS  Y11, Y11, Y11
-	VADDPS  512(SP), Y12, Y12
-	VMOVUPS Y12, 512(SP)
+	VADDPS  544(SP), Y12, Y12
+	VMOVUPS Y12, 544(SP)
 	VXORPS  Y12, Y12, Y12
 	TESTQ   $+4095, R9
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 288(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VMOVUPS Y4, 32(SP)
+	VMOVUPS 320(SP), Y4
+	VADDPS  64(SP), Y4, Y4
+	VMOVUPS Y4, 64(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 288(SP)
-	VMOVUPS 320(SP), Y5
-	VADDPS  64(SP), Y5, Y5
-	VMOVUPS Y5, 64(SP)
+	VMOVUPS Y4, 320(SP)
+	VMOVUPS 352(SP), Y5
+	VADDPS  96(SP), Y5, Y5
+	VMOVUPS Y5, 96(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 320(SP)
-	VMOVUPS 352(SP), Y6
-	VADDPS  96(SP), Y6, Y6
-	VMOVUPS Y6, 96(SP)
+	VMOVUPS Y5, 352(SP)
+	VMOVUPS 384(SP), Y6
+	VADDPS  128(SP), Y6, Y6
+	VMOVUPS Y6, 128(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 352(SP)
-	VMOVUPS 384(SP), Y7
-	VADDPS  128(SP), Y7, Y7
-	VMOVUPS Y7, 128(SP)
+	VMOVUPS Y6, 384(SP)
+	VMOVUPS 416(SP), Y7
+	VADDPS  160(SP), Y7, Y7
+	VMOVUPS Y7, 160(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 384(SP)
-	VMOVUPS 416(SP), Y9
-	VADDPS  160(SP), Y9, Y9
-	VMOVUPS Y9, 160(SP)
+	VMOVUPS Y7, 416(SP)
+	VMOVUPS 448(SP), Y9
+	VADDPS  192(SP), Y9, Y9
+	VMOVUPS Y9, 192(SP)
 	VXORPS  Y9, Y9, Y9
-	VMOVUPS Y9, 416(SP)
-	VMOVUPS 448(SP), Y10
-	VADDPS  192(SP), Y10, Y10
-	VMOVUPS Y10, 192(SP)
+	VMOVUPS Y9, 448(SP)
+	VMOVUPS 480(SP), Y10
+	VADDPS  224(SP), Y10, Y10
+	VMOVUPS Y10, 224(SP)
 	VXORPS  Y10, Y10, Y10
-	VMOVUPS Y10, 448(SP)
-	VMOVUPS 480(SP), Y11
-	VADDPS  224(SP), Y11, Y11
-	VMOVUPS Y11, 224(SP)
+	VMOVUPS Y10, 480(SP)
+	VMOVUPS 512(SP), Y11
+	VADDPS  256(SP), Y11, Y11
+	VMOVUPS Y11, 256(SP)
 	VXORPS  Y11, Y11, Y11
-	VMOVUPS Y11, 480(SP)
-	VMOVUPS 512(SP), Y12
-	VADDPS  256(SP), Y12, Y12
-	VMOVUPS Y12, 256(SP)
+	VMOVUPS Y11, 512(SP)
+	VMOVUPS 544(SP), Y12
+	VADDPS  288(SP), Y12, Y12
+	VMOVUPS Y12, 288(SP)
 	VXORPS  Y12, Y12, Y12
-	VMOVUPS Y12, 512(SP)
+	VMOVUPS Y12, 544(SP)
 
 gloop1next:
 	ADDQ    $+64, R12
@@ -12313,29 +14229,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     gloop1summed
-	VMOVUPS 288(SP), Y13
-	VADDPS  32(SP), Y13, Y13
-	VADDPS  Y13, Y4, Y4
 	VMOVUPS 320(SP), Y13
 	VADDPS  64(SP), Y13, Y13
-	VADDPS  Y13, Y5, Y5
+	VADDPS  Y13, Y4, Y4
 	VMOVUPS 352(SP), Y13
 	VADDPS  96(SP), Y13, Y13
-	VADDPS  Y13, Y6, Y6
+	VADDPS  Y13, Y5, Y5
 	VMOVUPS 384(SP), Y13
 	VADDPS  128(SP), Y13, Y13
-	VADDPS  Y13, Y7, Y7
+	VADDPS  Y13, Y6, Y6
 	VMOVUPS 416(SP), Y13
 	VADDPS  160(SP), Y13, Y13
-	VADDPS  Y13, Y9, Y9
+	VADDPS  Y13, Y7, Y7
 	VMOVUPS 448(SP), Y13
 	VADDPS  192(SP), Y13, Y13
-	VADDPS  Y13, Y10, Y10
+	VADDPS  Y13, Y9, Y9
 	VMOVUPS 480(SP), Y13
 	VADDPS  224(SP), Y13, Y13
-	VADDPS  Y13, Y11, Y11
+	VADDPS  Y13, Y10, Y10
 	VMOVUPS 512(SP), Y13
 	VADDPS  256(SP), Y13, Y13
+	VADDPS  Y13, Y11, Y11
+	VMOVUPS 544(SP), Y13
+	VADDPS  288(SP), Y13, Y13
 	VADDPS  Y13, Y12, Y12
 
 gloop1summed:
@@ -12422,6 +14338,56 @@ gloop1summed:
 	VDIVPS Y8, Y12, Y8
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R9
+	TESTQ R9, R9
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+gloop2nt:
+	TESTQ      R11, R11
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop2ntfetched:
+	VMOVUPS      (CX)(R10*1), Y12
+	VSUBPS       Y0, Y12, Y12
+	VSUBPS       Y4, Y12, Y12
+	VMULPS       Y9, Y12, Y12
+	VBROADCASTSS (BX)(R9*4), Y13
+	VBROADCASTSS (DX)(R9*4), Y14
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, (AX)(R10*1)
+	VMOVUPS      32(CX)(R10*1), Y12
+	VSUBPS       Y1, Y12, Y12
+	VSUBPS       Y5, Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 32(AX)(R10*1)
+	VMOVUPS      64(CX)(R10*1), Y12
+	VSUBPS       Y2, Y12, Y12
+	VSUBPS       Y6, Y12, Y12
+	VMULPS       Y11, Y12, Y12
+	VFMADD213PS  Y13, Y14, Y12
+	VMOVNTPS     Y12, 64(AX)(R10*1)
+	VMOVUPS      96(CX)(R10*1), Y12
+	VSUBPS       Y3, Y12, Y12
+	VSUBPS       Y7, Y12, Y12
+	VMULPS       Y8, Y12, Y12
+	VFMADD231PS  Y14, Y12, Y13
+	VMOVNTPS     Y13, 96(AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           gloop2nt
+	JMP          gloop2out
+
+gloop2plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -12464,11 +14430,13 @@ gloop2fetched:
 	ADDQ         R8, R10
 	CMPQ         R9, DI
 	JB           gloop2
-	ADDQ         $+128, AX
-	ADDQ         $+128, CX
-	SUBQ         $+32, SI
-	CMPQ         SI, $+32
-	JAE          group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -12483,8 +14451,8 @@ block:
 	VXORPS  Y1, Y1, Y1
 	CMPQ    DI, $+64
 	JBE     bloop0short
-	VMOVUPS Y1, 32(SP)
 	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y1, 96(SP)
 
 bloop0short:
 	XORQ    R9, R9
@@ -12512,18 +14480,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R9
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
+	VMOVUPS 96(SP), Y1
+	VADDPS  64(SP), Y1, Y1
 	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 96(SP)
 
 bloop0next:
 	ADDQ    $+64, R12
@@ -12535,8 +14503,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Y2
-	VADDPS  32(SP), Y2, Y2
+	VMOVUPS 96(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
@@ -12559,10 +14527,10 @@ bloop0summed:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    DI, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 bloop1short:
 	XORQ    R9, R9
@@ -12591,26 +14559,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R9
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS 128(SP), Y3
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 bloop1next:
 	ADDQ    $+64, R12
@@ -12622,11 +14590,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     bloop1summed
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
 	VMOVUPS 128(SP), Y4
 	VADDPS  64(SP), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 160(SP), Y4
+	VADDPS  96(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 bloop1summed:
@@ -12677,6 +14645,37 @@ bloop1summed:
 	VDIVPS Y2, Y3, Y2
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*rstd*gamma + beta
+	MOVQ  32(SP), R9
+	TESTQ R9, R9
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+bloop2nt:
+	TESTQ      R11, R11
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop2ntfetched:
+	VMOVUPS      (CX)(R10*1), Y3
+	VSUBPS       Y0, Y3, Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VBROADCASTSS (BX)(R9*4), Y4
+	VBROADCASTSS (DX)(R9*4), Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VMOVNTPS     Y4, (AX)(R10*1)
+	INCQ         R9
+	ADDQ         R8, R10
+	CMPQ         R9, DI
+	JB           bloop2nt
+	JMP          bloop2out
+
+bloop2plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -12700,11 +14699,13 @@ bloop2fetched:
 	ADDQ         R8, R10
 	CMPQ         R9, DI
 	JB           bloop2
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	SUBQ         $+8, SI
-	CMPQ         SI, $+8
-	JAE          block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -12725,8 +14726,8 @@ tail:
 	VXORPS  Y2, Y2, Y2
 	CMPQ    DI, $+64
 	JBE     tloop0short
-	VMOVUPS Y2, 32(SP)
 	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y2, 96(SP)
 
 tloop0short:
 	XORQ    R9, R9
@@ -12747,18 +14748,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R9
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
-	VXORPS  Y2, Y2, Y2
+	VMOVUPS 96(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VMOVUPS Y2, 64(SP)
+	VXORPS  Y2, Y2, Y2
+	VMOVUPS Y2, 96(SP)
 
 tloop0next:
 	ADDQ    $+64, R11
@@ -12770,8 +14771,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Y3
-	VADDPS  32(SP), Y3, Y3
+	VMOVUPS 96(SP), Y3
+	VADDPS  64(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
@@ -12794,10 +14795,10 @@ tloop0summed:
 	VXORPS  Y4, Y4, Y4
 	CMPQ    DI, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y4, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y4, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y4, 160(SP)
 
 tloop1short:
 	XORQ    R9, R9
@@ -12819,26 +14820,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  128(SP), Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
 	TESTQ   $+4095, R9
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS 128(SP), Y4
-	VADDPS  64(SP), Y4, Y4
-	VMOVUPS Y4, 64(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y4
+	VADDPS  96(SP), Y4, Y4
+	VMOVUPS Y4, 96(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y4, 160(SP)
 
 tloop1next:
 	ADDQ    $+64, R11
@@ -12850,11 +14851,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    DI, $+64
 	JBE     tloop1summed
-	VMOVUPS 96(SP), Y5
-	VADDPS  32(SP), Y5, Y5
-	VADDPS  Y5, Y2, Y2
 	VMOVUPS 128(SP), Y5
 	VADDPS  64(SP), Y5, Y5
+	VADDPS  Y5, Y2, Y2
+	VMOVUPS 160(SP), Y5
+	VADDPS  96(SP), Y5, Y5
 	VADDPS  Y5, Y4, Y4
 
 tloop1summed:
@@ -12924,9 +14925,15 @@ tloop2:
 	XORQ         SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+56(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
@@ -14451,7 +16458,7 @@ done:
 
 // func avx512BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1088-96
+TEXT ·convnormAvx512BatchNormTrainColumnsAny(SB), $1152-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -14481,6 +16488,24 @@ nopf:
 
 pfset:
 	MOVQ R13, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ  R12, R13
+	ORQ   AX, R13
+	TESTQ $+63, R13
+	JNZ   nont
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R13
+	JMP   ntset
+
+nont:
+	XORQ R13, R13
+
+ntset:
+	MOVQ R13, 64(SP)
 	CMPQ R10, $+64
 	JB   blocks
 
@@ -14499,14 +16524,14 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0short:
 	XORQ    R13, R13
@@ -14546,42 +16571,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  320(SP), Z4, Z4
-	VMOVUPS Z4, 320(SP)
+	VADDPS  384(SP), Z4, Z4
+	VMOVUPS Z4, 384(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  384(SP), Z5, Z5
-	VMOVUPS Z5, 384(SP)
+	VADDPS  448(SP), Z5, Z5
+	VMOVUPS Z5, 448(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  448(SP), Z6, Z6
-	VMOVUPS Z6, 448(SP)
+	VADDPS  512(SP), Z6, Z6
+	VMOVUPS Z6, 512(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  512(SP), Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VADDPS  576(SP), Z7, Z7
+	VMOVUPS Z7, 576(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 320(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 384(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS 384(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS 448(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS 448(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS 512(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS 512(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS 576(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -14593,17 +16618,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 320(SP), Z8
-	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 512(SP), Z8
 	VADDPS  256(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 576(SP), Z8
+	VADDPS  320(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -14638,22 +16663,22 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    R11, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z9, 320(SP)
-	VMOVUPS Z10, 384(SP)
-	VMOVUPS Z11, 448(SP)
-	VMOVUPS Z12, 512(SP)
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z9, 384(SP)
+	VMOVUPS Z10, 448(SP)
+	VMOVUPS Z11, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1short:
 	XORQ    R13, R13
@@ -14697,74 +16722,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  576(SP), Z4, Z4
-	VMOVUPS Z4, 576(SP)
+	VADDPS  640(SP), Z4, Z4
+	VMOVUPS Z4, 640(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  640(SP), Z5, Z5
-	VMOVUPS Z5, 640(SP)
+	VADDPS  704(SP), Z5, Z5
+	VMOVUPS Z5, 704(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  704(SP), Z6, Z6
-	VMOVUPS Z6, 704(SP)
+	VADDPS  768(SP), Z6, Z6
+	VMOVUPS Z6, 768(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  768(SP), Z7, Z7
-	VMOVUPS Z7, 768(SP)
+	VADDPS  832(SP), Z7, Z7
+	VMOVUPS Z7, 832(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  832(SP), Z9, Z9
-	VMOVUPS Z9, 832(SP)
+	VADDPS  896(SP), Z9, Z9
+	VMOVUPS Z9, 896(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  896(SP), Z10, Z10
-	VMOVUPS Z10, 896(SP)
+	VADDPS  960(SP), Z10, Z10
+	VMOVUPS Z10, 960(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  960(SP), Z11, Z11
-	VMOVUPS Z11, 960(SP)
+	VADDPS  1024(SP), Z11, Z11
+	VMOVUPS Z11, 1024(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  1024(SP), Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VADDPS  1088(SP), Z12, Z12
+	VMOVUPS Z12, 1088(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R13
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 576(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 640(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS 640(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS 704(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS 704(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS 768(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS 768(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS 832(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS 832(SP), Z9
-	VADDPS  320(SP), Z9, Z9
-	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS 896(SP), Z9
+	VADDPS  384(SP), Z9, Z9
+	VMOVUPS Z9, 384(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS 896(SP), Z10
-	VADDPS  384(SP), Z10, Z10
-	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS 960(SP), Z10
+	VADDPS  448(SP), Z10, Z10
+	VMOVUPS Z10, 448(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS 960(SP), Z11
-	VADDPS  448(SP), Z11, Z11
-	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS 1024(SP), Z11
+	VADDPS  512(SP), Z11, Z11
+	VMOVUPS Z11, 512(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS 1024(SP), Z12
-	VADDPS  512(SP), Z12, Z12
-	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS 1088(SP), Z12
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1next:
 	ADDQ    $+64, BP
@@ -14776,29 +16801,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop1summed
-	VMOVUPS 576(SP), Z13
-	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 1024(SP), Z13
 	VADDPS  512(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1088(SP), Z13
+	VADDPS  576(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -15001,6 +17026,56 @@ gloop1summed:
 	VMOVUPS 192(DI), Z15
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+gloop2nt:
+	TESTQ      R15, R15
+	JZ         gloop2ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop2ntfetched:
+	VMOVUPS  (BX)(R14*1), Z16
+	VSUBPS   Z0, Z16, Z16
+	VSUBPS   Z4, Z16, Z16
+	VMULPS   Z8, Z16, Z16
+	VADDPS   Z12, Z16, Z16
+	VMOVNTPS Z16, (AX)(R14*1)
+	VMOVUPS  64(BX)(R14*1), Z16
+	VSUBPS   Z1, Z16, Z16
+	VSUBPS   Z5, Z16, Z16
+	VMULPS   Z9, Z16, Z16
+	VADDPS   Z13, Z16, Z16
+	VMOVNTPS Z16, 64(AX)(R14*1)
+	VMOVUPS  128(BX)(R14*1), Z16
+	VSUBPS   Z2, Z16, Z16
+	VSUBPS   Z6, Z16, Z16
+	VMULPS   Z10, Z16, Z16
+	VADDPS   Z14, Z16, Z16
+	VMOVNTPS Z16, 128(AX)(R14*1)
+	VMOVUPS  192(BX)(R14*1), Z16
+	VSUBPS   Z3, Z16, Z16
+	VSUBPS   Z7, Z16, Z16
+	VMULPS   Z11, Z16, Z16
+	VADDPS   Z15, Z16, Z16
+	VMOVNTPS Z16, 192(AX)(R14*1)
+	INCQ     R13
+	ADDQ     R12, R14
+	CMPQ     R13, R11
+	JB       gloop2nt
+	JMP      gloop2out
+
+gloop2plain:
 	XORQ R13, R13
 	XORQ R14, R14
 	MOVQ (SP), R15
@@ -15043,17 +17118,19 @@ gloop2fetched:
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
-	ADDQ    $+256, SI
-	ADDQ    $+256, DI
-	ADDQ    $+256, R8
-	ADDQ    $+256, R9
-	SUBQ    $+64, R10
-	CMPQ    R10, $+64
-	JAE     group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	ADDQ $+256, R8
+	ADDQ $+256, R9
+	SUBQ $+64, R10
+	CMPQ R10, $+64
+	JAE  group
 
 blocks:
 	CMPQ R10, $+16
@@ -15068,8 +17145,8 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -15097,18 +17174,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -15120,8 +17197,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -15144,10 +17221,10 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1short:
 	XORQ    R13, R13
@@ -15176,26 +17253,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1next:
 	ADDQ    $+64, BP
@@ -15207,11 +17284,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -15330,6 +17407,35 @@ bloop1summed:
 	VMOVUPS (DI), Z3
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+bloop2nt:
+	TESTQ      R15, R15
+	JZ         bloop2ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop2ntfetched:
+	VMOVUPS  (BX)(R14*1), Z4
+	VSUBPS   Z0, Z4, Z4
+	VSUBPS   Z1, Z4, Z4
+	VMULPS   Z2, Z4, Z4
+	VADDPS   Z3, Z4, Z4
+	VMOVNTPS Z4, (AX)(R14*1)
+	INCQ     R13
+	ADDQ     R12, R14
+	CMPQ     R13, R11
+	JB       bloop2nt
+	JMP      bloop2out
+
+bloop2plain:
 	XORQ R13, R13
 	XORQ R14, R14
 	MOVQ (SP), R15
@@ -15351,17 +17457,19 @@ bloop2fetched:
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $+64, DI
-	ADDQ    $+64, R8
-	ADDQ    $+64, R9
-	SUBQ    $+16, R10
-	CMPQ    R10, $+16
-	JAE     block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	ADDQ $+64, DX
+	ADDQ $+64, BX
+	ADDQ $+64, SI
+	ADDQ $+64, DI
+	ADDQ $+64, R8
+	ADDQ $+64, R9
+	SUBQ $+16, R10
+	CMPQ R10, $+16
+	JAE  block
 
 tail:
 	TESTQ R10, R10
@@ -15380,8 +17488,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -15402,18 +17510,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -15425,8 +17533,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -15449,10 +17557,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -15474,26 +17582,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -15505,11 +17613,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -15645,15 +17753,21 @@ tloop2:
 	XORQ      R10, R10
 
 done:
-	MOVQ rows+64(FP), AX
-	SUBQ R10, AX
-	MOVQ AX, ret+88(FP)
+	MOVQ  rows+64(FP), AX
+	SUBQ  R10, AX
+	MOVQ  AX, ret+88(FP)
+	MOVQ  64(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2BatchNormTrainColumnsAny(dst *float32, mean *float32, rstd *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3488-96
+TEXT ·convnormAvx2BatchNormTrainColumnsAny(SB), $3520-96
 	MOVQ dst+0(FP), AX
 	MOVQ mean+8(FP), CX
 	MOVQ rstd+16(FP), DX
@@ -15683,6 +17797,27 @@ nopf:
 
 pfset:
 	MOVQ R13, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ  R12, R13
+	ORQ   AX, R13
+	TESTQ $+31, R13
+	JNZ   nont
+	CMPQ  R12, $+8192
+	JB    nont
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R13
+	JMP   ntset
+
+nont:
+	XORQ R13, R13
+
+ntset:
+	MOVQ R13, 32(SP)
 	CMPQ R10, $+32
 	JB   blocks
 
@@ -15696,14 +17831,14 @@ group:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y3, 128(SP)
-	VMOVUPS Y0, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y2, 224(SP)
-	VMOVUPS Y3, 256(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y1, 224(SP)
+	VMOVUPS Y2, 256(SP)
+	VMOVUPS Y3, 288(SP)
 
 gloop0short:
 	XORQ    R13, R13
@@ -15745,42 +17880,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VADDPS  192(SP), Y0, Y0
+	VMOVUPS Y0, 192(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  192(SP), Y1, Y1
-	VMOVUPS Y1, 192(SP)
+	VADDPS  224(SP), Y1, Y1
+	VMOVUPS Y1, 224(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  224(SP), Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VADDPS  256(SP), Y2, Y2
+	VMOVUPS Y2, 256(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  256(SP), Y3, Y3
-	VMOVUPS Y3, 256(SP)
+	VADDPS  288(SP), Y3, Y3
+	VMOVUPS Y3, 288(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS 192(SP), Y0
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 160(SP)
-	VMOVUPS 192(SP), Y1
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS 224(SP), Y1
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS 224(SP), Y2
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 224(SP)
+	VMOVUPS 256(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 224(SP)
-	VMOVUPS 256(SP), Y3
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y2, 256(SP)
+	VMOVUPS 288(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 256(SP)
+	VMOVUPS Y3, 288(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -15792,25 +17927,25 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 160(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y0, Y0
 	VMOVUPS 192(SP), Y4
 	VADDPS  64(SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
+	VADDPS  Y4, Y0, Y0
 	VMOVUPS 224(SP), Y4
 	VADDPS  96(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
+	VADDPS  Y4, Y1, Y1
 	VMOVUPS 256(SP), Y4
 	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 288(SP), Y4
+	VADDPS  160(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 288(SP)
-	VMOVUPS Y1, 320(SP)
-	VMOVUPS Y2, 352(SP)
-	VMOVUPS Y3, 384(SP)
+	VMOVUPS Y0, 320(SP)
+	VMOVUPS Y1, 352(SP)
+	VMOVUPS Y2, 384(SP)
+	VMOVUPS Y3, 416(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -15820,36 +17955,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 288(SP), Y1
+	VMOVUPS 320(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 320(SP), Y2
+	VMOVUPS 352(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 352(SP), Y3
+	VMOVUPS 384(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 384(SP), Y4
+	VMOVUPS 416(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y2, 448(SP)
-	VMOVUPS Y3, 480(SP)
-	VMOVUPS Y4, 512(SP)
+	VMOVUPS Y1, 448(SP)
+	VMOVUPS Y2, 480(SP)
+	VMOVUPS Y3, 512(SP)
+	VMOVUPS Y4, 544(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 416(SP), Y1
+	VMOVUPS 448(SP), Y1
 	VMOVUPS (BX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 448(SP), Y2
+	VMOVUPS 480(SP), Y2
 	VMOVUPS 32(BX), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 480(SP), Y3
+	VMOVUPS 512(SP), Y3
 	VMOVUPS 64(BX), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 512(SP), Y4
+	VMOVUPS 544(SP), Y4
 	VMOVUPS 96(BX), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 544(SP)
-	VMOVUPS Y2, 576(SP)
-	VMOVUPS Y3, 608(SP)
-	VMOVUPS Y4, 640(SP)
+	VMOVUPS Y1, 576(SP)
+	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y3, 640(SP)
+	VMOVUPS Y4, 672(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
@@ -15862,22 +17997,22 @@ gloop0summed:
 	VXORPS  Y8, Y8, Y8
 	CMPQ    R11, $+64
 	JBE     gloop1short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-	VMOVUPS Y4, 128(SP)
-	VMOVUPS Y5, 160(SP)
-	VMOVUPS Y6, 192(SP)
-	VMOVUPS Y7, 224(SP)
-	VMOVUPS Y8, 256(SP)
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS Y7, 864(SP)
-	VMOVUPS Y8, 896(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y8, 288(SP)
+	VMOVUPS Y1, 704(SP)
+	VMOVUPS Y2, 736(SP)
+	VMOVUPS Y3, 768(SP)
+	VMOVUPS Y4, 800(SP)
+	VMOVUPS Y5, 832(SP)
+	VMOVUPS Y6, 864(SP)
+	VMOVUPS Y7, 896(SP)
+	VMOVUPS Y8, 928(SP)
 
 gloop1short:
 	XORQ    R13, R13
@@ -15886,10 +18021,10 @@ gloop1short:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
-	VMOVUPS 544(SP), Y9
-	VMOVUPS 576(SP), Y10
-	VMOVUPS 608(SP), Y11
-	VMOVUPS 640(SP), Y12
+	VMOVUPS 576(SP), Y9
+	VMOVUPS 608(SP), Y10
+	VMOVUPS 640(SP), Y11
+	VMOVUPS 672(SP), Y12
 
 gloop1:
 	TESTQ      R15, R15
@@ -15923,74 +18058,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  672(SP), Y1, Y1
-	VMOVUPS Y1, 672(SP)
+	VADDPS  704(SP), Y1, Y1
+	VMOVUPS Y1, 704(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  704(SP), Y2, Y2
-	VMOVUPS Y2, 704(SP)
+	VADDPS  736(SP), Y2, Y2
+	VMOVUPS Y2, 736(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  736(SP), Y3, Y3
-	VMOVUPS Y3, 736(SP)
+	VADDPS  768(SP), Y3, Y3
+	VMOVUPS Y3, 768(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  768(SP), Y4, Y4
-	VMOVUPS Y4, 768(SP)
+	VADDPS  800(SP), Y4, Y4
+	VMOVUPS Y4, 800(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  800(SP), Y5, Y5
-	VMOVUPS Y5, 800(SP)
+	VADDPS  832(SP), Y5, Y5
+	VMOVUPS Y5, 832(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  832(SP), Y6, Y6
-	VMOVUPS Y6, 832(SP)
+	VADDPS  864(SP), Y6, Y6
+	VMOVUPS Y6, 864(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  864(SP), Y7, Y7
-	VMOVUPS Y7, 864(SP)
+	VADDPS  896(SP), Y7, Y7
+	VMOVUPS Y7, 896(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  896(SP), Y8, Y8
-	VMOVUPS Y8, 896(SP)
+	VADDPS  928(SP), Y8, Y8
+	VMOVUPS Y8, 928(SP)
 	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R13
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 672(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 704(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS 704(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 704(SP)
+	VMOVUPS 736(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS 736(SP), Y3
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y2, 736(SP)
+	VMOVUPS 768(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS 768(SP), Y4
-	VADDPS  128(SP), Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y3, 768(SP)
+	VMOVUPS 800(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS 800(SP), Y5
-	VADDPS  160(SP), Y5, Y5
-	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y4, 800(SP)
+	VMOVUPS 832(SP), Y5
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS 832(SP), Y6
-	VADDPS  192(SP), Y6, Y6
-	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y5, 832(SP)
+	VMOVUPS 864(SP), Y6
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS 864(SP), Y7
-	VADDPS  224(SP), Y7, Y7
-	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y6, 864(SP)
+	VMOVUPS 896(SP), Y7
+	VADDPS  256(SP), Y7, Y7
+	VMOVUPS Y7, 256(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 864(SP)
-	VMOVUPS 896(SP), Y8
-	VADDPS  256(SP), Y8, Y8
-	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y7, 896(SP)
+	VMOVUPS 928(SP), Y8
+	VADDPS  288(SP), Y8, Y8
+	VMOVUPS Y8, 288(SP)
 	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 896(SP)
+	VMOVUPS Y8, 928(SP)
 
 gloop1next:
 	ADDQ    $+64, BP
@@ -16002,103 +18137,103 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop1summed
-	VMOVUPS 672(SP), Y9
-	VADDPS  32(SP), Y9, Y9
-	VADDPS  Y9, Y1, Y1
 	VMOVUPS 704(SP), Y9
 	VADDPS  64(SP), Y9, Y9
-	VADDPS  Y9, Y2, Y2
+	VADDPS  Y9, Y1, Y1
 	VMOVUPS 736(SP), Y9
 	VADDPS  96(SP), Y9, Y9
-	VADDPS  Y9, Y3, Y3
+	VADDPS  Y9, Y2, Y2
 	VMOVUPS 768(SP), Y9
 	VADDPS  128(SP), Y9, Y9
-	VADDPS  Y9, Y4, Y4
+	VADDPS  Y9, Y3, Y3
 	VMOVUPS 800(SP), Y9
 	VADDPS  160(SP), Y9, Y9
-	VADDPS  Y9, Y5, Y5
+	VADDPS  Y9, Y4, Y4
 	VMOVUPS 832(SP), Y9
 	VADDPS  192(SP), Y9, Y9
-	VADDPS  Y9, Y6, Y6
+	VADDPS  Y9, Y5, Y5
 	VMOVUPS 864(SP), Y9
 	VADDPS  224(SP), Y9, Y9
-	VADDPS  Y9, Y7, Y7
+	VADDPS  Y9, Y6, Y6
 	VMOVUPS 896(SP), Y9
 	VADDPS  256(SP), Y9, Y9
+	VADDPS  Y9, Y7, Y7
+	VMOVUPS 928(SP), Y9
+	VADDPS  288(SP), Y9, Y9
 	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 928(SP)
-	VMOVUPS Y2, 960(SP)
-	VMOVUPS Y3, 992(SP)
-	VMOVUPS Y4, 1024(SP)
+	VMOVUPS Y1, 960(SP)
+	VMOVUPS Y2, 992(SP)
+	VMOVUPS Y3, 1024(SP)
+	VMOVUPS Y4, 1056(SP)
 
 	// correction = devSum * invN
-	VMOVUPS 928(SP), Y1
+	VMOVUPS 960(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 960(SP), Y2
+	VMOVUPS 992(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 992(SP), Y3
+	VMOVUPS 1024(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1024(SP), Y4
+	VMOVUPS 1056(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1056(SP)
-	VMOVUPS Y2, 1088(SP)
-	VMOVUPS Y3, 1120(SP)
-	VMOVUPS Y4, 1152(SP)
+	VMOVUPS Y1, 1088(SP)
+	VMOVUPS Y2, 1120(SP)
+	VMOVUPS Y3, 1152(SP)
+	VMOVUPS Y4, 1184(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y5, 1184(SP)
-	VMOVUPS Y6, 1216(SP)
-	VMOVUPS Y7, 1248(SP)
-	VMOVUPS Y8, 1280(SP)
+	VMOVUPS Y5, 1216(SP)
+	VMOVUPS Y6, 1248(SP)
+	VMOVUPS Y7, 1280(SP)
+	VMOVUPS Y8, 1312(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1216(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1216(SP), Y2
+	VMOVUPS 1248(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1248(SP), Y3
+	VMOVUPS 1280(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1280(SP), Y4
+	VMOVUPS 1312(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1312(SP)
-	VMOVUPS Y2, 1344(SP)
-	VMOVUPS Y3, 1376(SP)
-	VMOVUPS Y4, 1408(SP)
+	VMOVUPS Y1, 1344(SP)
+	VMOVUPS Y2, 1376(SP)
+	VMOVUPS Y3, 1408(SP)
+	VMOVUPS Y4, 1440(SP)
 
 	// correctionSq = correction * correction
-	VMOVUPS 1056(SP), Y1
+	VMOVUPS 1088(SP), Y1
 	VMULPS  Y1, Y1, Y1
-	VMOVUPS 1088(SP), Y2
+	VMOVUPS 1120(SP), Y2
 	VMULPS  Y2, Y2, Y2
-	VMOVUPS 1120(SP), Y3
+	VMOVUPS 1152(SP), Y3
 	VMULPS  Y3, Y3, Y3
-	VMOVUPS 1152(SP), Y4
+	VMOVUPS 1184(SP), Y4
 	VMULPS  Y4, Y4, Y4
-	VMOVUPS Y1, 1440(SP)
-	VMOVUPS Y2, 1472(SP)
-	VMOVUPS Y3, 1504(SP)
-	VMOVUPS Y4, 1536(SP)
+	VMOVUPS Y1, 1472(SP)
+	VMOVUPS Y2, 1504(SP)
+	VMOVUPS Y3, 1536(SP)
+	VMOVUPS Y4, 1568(SP)
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1440(SP), Y1
-	VMOVUPS 1312(SP), Y2
+	VMOVUPS 1472(SP), Y1
+	VMOVUPS 1344(SP), Y2
 	VSUBPS  Y1, Y2, Y1
-	VMOVUPS 1472(SP), Y2
-	VMOVUPS 1344(SP), Y3
+	VMOVUPS 1504(SP), Y2
+	VMOVUPS 1376(SP), Y3
 	VSUBPS  Y2, Y3, Y2
-	VMOVUPS 1504(SP), Y3
-	VMOVUPS 1376(SP), Y4
+	VMOVUPS 1536(SP), Y3
+	VMOVUPS 1408(SP), Y4
 	VSUBPS  Y3, Y4, Y3
-	VMOVUPS 1536(SP), Y4
-	VMOVUPS 1408(SP), Y5
+	VMOVUPS 1568(SP), Y4
+	VMOVUPS 1440(SP), Y5
 	VSUBPS  Y4, Y5, Y4
-	VMOVUPS Y1, 1568(SP)
-	VMOVUPS Y2, 1600(SP)
-	VMOVUPS Y3, 1632(SP)
-	VMOVUPS Y4, 1664(SP)
+	VMOVUPS Y1, 1600(SP)
+	VMOVUPS Y2, 1632(SP)
+	VMOVUPS Y3, 1664(SP)
+	VMOVUPS Y4, 1696(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
@@ -16106,18 +18241,18 @@ gloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VMOVUPS 1568(SP), Y2
+	VMOVUPS 1600(SP), Y2
 	VADDPS  Y1, Y2, Y2
-	VMOVUPS 1600(SP), Y3
+	VMOVUPS 1632(SP), Y3
 	VADDPS  Y1, Y3, Y3
-	VMOVUPS 1632(SP), Y4
+	VMOVUPS 1664(SP), Y4
 	VADDPS  Y1, Y4, Y4
-	VMOVUPS 1664(SP), Y5
+	VMOVUPS 1696(SP), Y5
 	VADDPS  Y1, Y5, Y1
-	VMOVUPS Y2, 1696(SP)
-	VMOVUPS Y3, 1728(SP)
-	VMOVUPS Y4, 1760(SP)
-	VMOVUPS Y1, 1792(SP)
+	VMOVUPS Y2, 1728(SP)
+	VMOVUPS Y3, 1760(SP)
+	VMOVUPS Y4, 1792(SP)
+	VMOVUPS Y1, 1824(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -16126,12 +18261,6 @@ gloop1summed:
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      1696(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y4
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y4, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
 	VMOVUPS      1728(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y4
 	VCMPPS       $0x19, Y2, Y3, Y3
@@ -16145,6 +18274,12 @@ gloop1summed:
 	VTESTPS      Y3, Y3
 	JNE          blocks
 	VMOVUPS      1792(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1824(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -16157,69 +18292,69 @@ gloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1696(SP), Y2
+	VMOVUPS 1728(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS 1728(SP), Y3
+	VMOVUPS 1760(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS 1760(SP), Y4
+	VMOVUPS 1792(SP), Y4
 	VSQRTPS Y4, Y4
-	VMOVUPS 1792(SP), Y5
+	VMOVUPS 1824(SP), Y5
 	VSQRTPS Y5, Y5
-	VMOVUPS Y2, 1824(SP)
-	VMOVUPS Y3, 1856(SP)
-	VMOVUPS Y4, 1888(SP)
-	VMOVUPS Y5, 1920(SP)
+	VMOVUPS Y2, 1856(SP)
+	VMOVUPS Y3, 1888(SP)
+	VMOVUPS Y4, 1920(SP)
+	VMOVUPS Y5, 1952(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 1824(SP), Y2
+	VMOVUPS 1856(SP), Y2
 	VDIVPS  Y2, Y1, Y2
-	VMOVUPS 1856(SP), Y3
+	VMOVUPS 1888(SP), Y3
 	VDIVPS  Y3, Y1, Y3
-	VMOVUPS 1888(SP), Y4
+	VMOVUPS 1920(SP), Y4
 	VDIVPS  Y4, Y1, Y4
-	VMOVUPS 1920(SP), Y5
+	VMOVUPS 1952(SP), Y5
 	VDIVPS  Y5, Y1, Y1
-	VMOVUPS Y2, 1952(SP)
-	VMOVUPS Y3, 1984(SP)
-	VMOVUPS Y4, 2016(SP)
-	VMOVUPS Y1, 2048(SP)
+	VMOVUPS Y2, 1984(SP)
+	VMOVUPS Y3, 2016(SP)
+	VMOVUPS Y4, 2048(SP)
+	VMOVUPS Y1, 2080(SP)
 
 	// rstd[row] = rstd
-	VMOVUPS 1952(SP), Y1
-	VMOVUPS Y1, (DX)
 	VMOVUPS 1984(SP), Y1
-	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y1, (DX)
 	VMOVUPS 2016(SP), Y1
-	VMOVUPS Y1, 64(DX)
+	VMOVUPS Y1, 32(DX)
 	VMOVUPS 2048(SP), Y1
+	VMOVUPS Y1, 64(DX)
+	VMOVUPS 2080(SP), Y1
 	VMOVUPS Y1, 96(DX)
 
 	// mean = shift + correction
-	VMOVUPS 1056(SP), Y1
-	VMOVUPS 544(SP), Y2
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 576(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 1088(SP), Y2
-	VMOVUPS 576(SP), Y3
+	VMOVUPS 1120(SP), Y2
+	VMOVUPS 608(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 1120(SP), Y3
-	VMOVUPS 608(SP), Y4
+	VMOVUPS 1152(SP), Y3
+	VMOVUPS 640(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 1152(SP), Y4
-	VMOVUPS 640(SP), Y5
+	VMOVUPS 1184(SP), Y4
+	VMOVUPS 672(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 2080(SP)
-	VMOVUPS Y2, 2112(SP)
-	VMOVUPS Y3, 2144(SP)
-	VMOVUPS Y4, 2176(SP)
+	VMOVUPS Y1, 2112(SP)
+	VMOVUPS Y2, 2144(SP)
+	VMOVUPS Y3, 2176(SP)
+	VMOVUPS Y4, 2208(SP)
 
 	// mean[row] = mean
-	VMOVUPS 2080(SP), Y1
-	VMOVUPS Y1, (CX)
 	VMOVUPS 2112(SP), Y1
-	VMOVUPS Y1, 32(CX)
+	VMOVUPS Y1, (CX)
 	VMOVUPS 2144(SP), Y1
-	VMOVUPS Y1, 64(CX)
+	VMOVUPS Y1, 32(CX)
 	VMOVUPS 2176(SP), Y1
+	VMOVUPS Y1, 64(CX)
+	VMOVUPS 2208(SP), Y1
 	VMOVUPS Y1, 96(CX)
 
 	// keep = 0.9
@@ -16241,83 +18376,83 @@ gloop1summed:
 	VSUBPS Y0, Y3, Y0
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 1568(SP), Y3
+	VMOVUPS 1600(SP), Y3
 	VDIVPS  Y0, Y3, Y3
-	VMOVUPS 1600(SP), Y4
+	VMOVUPS 1632(SP), Y4
 	VDIVPS  Y0, Y4, Y4
-	VMOVUPS 1632(SP), Y5
+	VMOVUPS 1664(SP), Y5
 	VDIVPS  Y0, Y5, Y5
-	VMOVUPS 1664(SP), Y6
+	VMOVUPS 1696(SP), Y6
 	VDIVPS  Y0, Y6, Y0
-	VMOVUPS Y3, 2208(SP)
-	VMOVUPS Y4, 2240(SP)
-	VMOVUPS Y5, 2272(SP)
-	VMOVUPS Y0, 2304(SP)
+	VMOVUPS Y3, 2240(SP)
+	VMOVUPS Y4, 2272(SP)
+	VMOVUPS Y5, 2304(SP)
+	VMOVUPS Y0, 2336(SP)
 
 	// oldMean = runMean[row]
 	VMOVUPS (R8), Y0
 	VMOVUPS 32(R8), Y3
 	VMOVUPS 64(R8), Y4
 	VMOVUPS 96(R8), Y5
-	VMOVUPS Y0, 2336(SP)
-	VMOVUPS Y3, 2368(SP)
-	VMOVUPS Y4, 2400(SP)
-	VMOVUPS Y5, 2432(SP)
+	VMOVUPS Y0, 2368(SP)
+	VMOVUPS Y3, 2400(SP)
+	VMOVUPS Y4, 2432(SP)
+	VMOVUPS Y5, 2464(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2336(SP), Y0
+	VMOVUPS 2368(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 2368(SP), Y3
+	VMOVUPS 2400(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 2400(SP), Y4
+	VMOVUPS 2432(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 2432(SP), Y5
+	VMOVUPS 2464(SP), Y5
 	VMULPS  Y5, Y1, Y5
-	VMOVUPS Y0, 2464(SP)
-	VMOVUPS Y3, 2496(SP)
-	VMOVUPS Y4, 2528(SP)
-	VMOVUPS Y5, 2560(SP)
+	VMOVUPS Y0, 2496(SP)
+	VMOVUPS Y3, 2528(SP)
+	VMOVUPS Y4, 2560(SP)
+	VMOVUPS Y5, 2592(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 2080(SP), Y0
+	VMOVUPS 2112(SP), Y0
 	VMULPS  Y0, Y2, Y0
-	VMOVUPS 2112(SP), Y3
+	VMOVUPS 2144(SP), Y3
 	VMULPS  Y3, Y2, Y3
-	VMOVUPS 2144(SP), Y4
+	VMOVUPS 2176(SP), Y4
 	VMULPS  Y4, Y2, Y4
-	VMOVUPS 2176(SP), Y5
+	VMOVUPS 2208(SP), Y5
 	VMULPS  Y5, Y2, Y5
-	VMOVUPS Y0, 2592(SP)
-	VMOVUPS Y3, 2624(SP)
-	VMOVUPS Y4, 2656(SP)
-	VMOVUPS Y5, 2688(SP)
+	VMOVUPS Y0, 2624(SP)
+	VMOVUPS Y3, 2656(SP)
+	VMOVUPS Y4, 2688(SP)
+	VMOVUPS Y5, 2720(SP)
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2592(SP), Y0
-	VMOVUPS 2464(SP), Y3
+	VMOVUPS 2624(SP), Y0
+	VMOVUPS 2496(SP), Y3
 	VADDPS  Y0, Y3, Y0
-	VMOVUPS 2624(SP), Y3
-	VMOVUPS 2496(SP), Y4
+	VMOVUPS 2656(SP), Y3
+	VMOVUPS 2528(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 2656(SP), Y4
-	VMOVUPS 2528(SP), Y5
+	VMOVUPS 2688(SP), Y4
+	VMOVUPS 2560(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS 2688(SP), Y5
-	VMOVUPS 2560(SP), Y6
+	VMOVUPS 2720(SP), Y5
+	VMOVUPS 2592(SP), Y6
 	VADDPS  Y5, Y6, Y5
-	VMOVUPS Y0, 2720(SP)
-	VMOVUPS Y3, 2752(SP)
-	VMOVUPS Y4, 2784(SP)
-	VMOVUPS Y5, 2816(SP)
+	VMOVUPS Y0, 2752(SP)
+	VMOVUPS Y3, 2784(SP)
+	VMOVUPS Y4, 2816(SP)
+	VMOVUPS Y5, 2848(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS 2720(SP), Y0
-	VMOVUPS Y0, (R8)
 	VMOVUPS 2752(SP), Y0
-	VMOVUPS Y0, 32(R8)
+	VMOVUPS Y0, (R8)
 	VMOVUPS 2784(SP), Y0
-	VMOVUPS Y0, 64(R8)
+	VMOVUPS Y0, 32(R8)
 	VMOVUPS 2816(SP), Y0
+	VMOVUPS Y0, 64(R8)
+	VMOVUPS 2848(SP), Y0
 	VMOVUPS Y0, 96(R8)
 
 	// oldVar = runVar[row]
@@ -16325,105 +18460,169 @@ gloop1summed:
 	VMOVUPS 32(R9), Y3
 	VMOVUPS 64(R9), Y4
 	VMOVUPS 96(R9), Y5
-	VMOVUPS Y0, 2848(SP)
-	VMOVUPS Y3, 2880(SP)
-	VMOVUPS Y4, 2912(SP)
-	VMOVUPS Y5, 2944(SP)
+	VMOVUPS Y0, 2880(SP)
+	VMOVUPS Y3, 2912(SP)
+	VMOVUPS Y4, 2944(SP)
+	VMOVUPS Y5, 2976(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2848(SP), Y0
+	VMOVUPS 2880(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 2880(SP), Y3
+	VMOVUPS 2912(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 2912(SP), Y4
+	VMOVUPS 2944(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 2944(SP), Y5
+	VMOVUPS 2976(SP), Y5
 	VMULPS  Y5, Y1, Y1
-	VMOVUPS Y0, 2976(SP)
-	VMOVUPS Y3, 3008(SP)
-	VMOVUPS Y4, 3040(SP)
-	VMOVUPS Y1, 3072(SP)
+	VMOVUPS Y0, 3008(SP)
+	VMOVUPS Y3, 3040(SP)
+	VMOVUPS Y4, 3072(SP)
+	VMOVUPS Y1, 3104(SP)
 
 	// takenVar = take * unbiasedVariance
-	VMOVUPS 2208(SP), Y0
+	VMOVUPS 2240(SP), Y0
 	VMULPS  Y0, Y2, Y0
-	VMOVUPS 2240(SP), Y1
+	VMOVUPS 2272(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 2272(SP), Y3
+	VMOVUPS 2304(SP), Y3
 	VMULPS  Y3, Y2, Y3
-	VMOVUPS 2304(SP), Y4
+	VMOVUPS 2336(SP), Y4
 	VMULPS  Y4, Y2, Y2
-	VMOVUPS Y0, 3104(SP)
-	VMOVUPS Y1, 3136(SP)
-	VMOVUPS Y3, 3168(SP)
-	VMOVUPS Y2, 3200(SP)
+	VMOVUPS Y0, 3136(SP)
+	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y3, 3200(SP)
+	VMOVUPS Y2, 3232(SP)
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 3104(SP), Y0
-	VMOVUPS 2976(SP), Y1
+	VMOVUPS 3136(SP), Y0
+	VMOVUPS 3008(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 3136(SP), Y1
-	VMOVUPS 3008(SP), Y2
+	VMOVUPS 3168(SP), Y1
+	VMOVUPS 3040(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 3168(SP), Y2
-	VMOVUPS 3040(SP), Y3
+	VMOVUPS 3200(SP), Y2
+	VMOVUPS 3072(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 3200(SP), Y3
-	VMOVUPS 3072(SP), Y4
+	VMOVUPS 3232(SP), Y3
+	VMOVUPS 3104(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3232(SP)
-	VMOVUPS Y1, 3264(SP)
-	VMOVUPS Y2, 3296(SP)
-	VMOVUPS Y3, 3328(SP)
+	VMOVUPS Y0, 3264(SP)
+	VMOVUPS Y1, 3296(SP)
+	VMOVUPS Y2, 3328(SP)
+	VMOVUPS Y3, 3360(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS 3232(SP), Y0
-	VMOVUPS Y0, (R9)
 	VMOVUPS 3264(SP), Y0
-	VMOVUPS Y0, 32(R9)
+	VMOVUPS Y0, (R9)
 	VMOVUPS 3296(SP), Y0
-	VMOVUPS Y0, 64(R9)
+	VMOVUPS Y0, 32(R9)
 	VMOVUPS 3328(SP), Y0
+	VMOVUPS Y0, 64(R9)
+	VMOVUPS 3360(SP), Y0
 	VMOVUPS Y0, 96(R9)
 
 	// gain = gain[row]
 	// scale = rstd * gain
 	VMOVUPS (SI), Y0
-	VMOVUPS 1952(SP), Y1
+	VMOVUPS 1984(SP), Y1
 	VMULPS  Y0, Y1, Y0
 	VMOVUPS 32(SI), Y1
-	VMOVUPS 1984(SP), Y2
+	VMOVUPS 2016(SP), Y2
 	VMULPS  Y1, Y2, Y1
 	VMOVUPS 64(SI), Y2
-	VMOVUPS 2016(SP), Y3
+	VMOVUPS 2048(SP), Y3
 	VMULPS  Y2, Y3, Y2
 	VMOVUPS 96(SI), Y3
-	VMOVUPS 2048(SP), Y4
+	VMOVUPS 2080(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3360(SP)
-	VMOVUPS Y1, 3392(SP)
-	VMOVUPS Y2, 3424(SP)
-	VMOVUPS Y3, 3456(SP)
+	VMOVUPS Y0, 3392(SP)
+	VMOVUPS Y1, 3424(SP)
+	VMOVUPS Y2, 3456(SP)
+	VMOVUPS Y3, 3488(SP)
 
 	// bias = bias[row]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  32(SP), R13
+	TESTQ R13, R13
+	JZ    gloop2plain
+
+	// streaming stores
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    (SP), R15
-	VMOVUPS 544(SP), Y0
-	VMOVUPS 1056(SP), Y1
-	VMOVUPS 3360(SP), Y2
+	VMOVUPS 576(SP), Y0
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 3392(SP), Y2
 	VMOVUPS (DI), Y3
-	VMOVUPS 576(SP), Y4
-	VMOVUPS 1088(SP), Y5
-	VMOVUPS 3392(SP), Y6
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 1120(SP), Y5
+	VMOVUPS 3424(SP), Y6
 	VMOVUPS 32(DI), Y7
-	VMOVUPS 608(SP), Y8
-	VMOVUPS 1120(SP), Y9
-	VMOVUPS 3424(SP), Y10
+	VMOVUPS 640(SP), Y8
+	VMOVUPS 1152(SP), Y9
+	VMOVUPS 3456(SP), Y10
 	VMOVUPS 64(DI), Y11
-	VMOVUPS 640(SP), Y12
-	VMOVUPS 1152(SP), Y13
+	VMOVUPS 672(SP), Y12
+	VMOVUPS 1184(SP), Y13
+
+gloop2nt:
+	TESTQ      R15, R15
+	JZ         gloop2ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	ADDQ       R12, R15
+
+gloop2ntfetched:
+	VMOVUPS  (BX)(R14*1), Y14
+	VSUBPS   Y0, Y14, Y14
+	VSUBPS   Y1, Y14, Y14
+	VMULPS   Y2, Y14, Y14
+	VADDPS   Y3, Y14, Y14
+	VMOVNTPS Y14, (AX)(R14*1)
+	VMOVUPS  32(BX)(R14*1), Y14
+	VSUBPS   Y4, Y14, Y14
+	VSUBPS   Y5, Y14, Y14
+	VMULPS   Y6, Y14, Y14
+	VADDPS   Y7, Y14, Y14
+	VMOVNTPS Y14, 32(AX)(R14*1)
+	VMOVUPS  64(BX)(R14*1), Y14
+	VSUBPS   Y8, Y14, Y14
+	VSUBPS   Y9, Y14, Y14
+	VMULPS   Y10, Y14, Y14
+	VADDPS   Y11, Y14, Y14
+	VMOVNTPS Y14, 64(AX)(R14*1)
+	VMOVUPS  96(BX)(R14*1), Y14
+	VSUBPS   Y12, Y14, Y14
+	VSUBPS   Y13, Y14, Y14
+	VMOVUPS  3488(SP), Y15
+	VMULPS   Y15, Y14, Y14
+	VMOVUPS  96(DI), Y15
+	VADDPS   Y15, Y14, Y14
+	VMOVNTPS Y14, 96(AX)(R14*1)
+	INCQ     R13
+	ADDQ     R12, R14
+	CMPQ     R13, R11
+	JB       gloop2nt
+	JMP      gloop2out
+
+gloop2plain:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS 576(SP), Y0
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 3392(SP), Y2
+	VMOVUPS (DI), Y3
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 1120(SP), Y5
+	VMOVUPS 3424(SP), Y6
+	VMOVUPS 32(DI), Y7
+	VMOVUPS 640(SP), Y8
+	VMOVUPS 1152(SP), Y9
+	VMOVUPS 3456(SP), Y10
+	VMOVUPS 64(DI), Y11
+	VMOVUPS 672(SP), Y12
+	VMOVUPS 1184(SP), Y13
 
 gloop2:
 	TESTQ      R15, R15
@@ -16454,7 +18653,7 @@ gloop2fetched:
 	VMOVUPS 96(BX)(R14*1), Y14
 	VSUBPS  Y12, Y14, Y14
 	VSUBPS  Y13, Y14, Y14
-	VMOVUPS 3456(SP), Y15
+	VMOVUPS 3488(SP), Y15
 	VMULPS  Y15, Y14, Y14
 	VMOVUPS 96(DI), Y15
 	VADDPS  Y15, Y14, Y14
@@ -16463,17 +18662,19 @@ gloop2fetched:
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      gloop2
-	ADDQ    $+128, AX
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	ADDQ    $+128, SI
-	ADDQ    $+128, DI
-	ADDQ    $+128, R8
-	ADDQ    $+128, R9
-	SUBQ    $+32, R10
-	CMPQ    R10, $+32
-	JAE     group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	ADDQ $+128, DX
+	ADDQ $+128, BX
+	ADDQ $+128, SI
+	ADDQ $+128, DI
+	ADDQ $+128, R8
+	ADDQ $+128, R9
+	SUBQ $+32, R10
+	CMPQ R10, $+32
+	JAE  group
 
 blocks:
 	CMPQ R10, $+8
@@ -16486,8 +18687,8 @@ block:
 	VXORPS  Y0, Y0, Y0
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 32(SP)
 	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -16516,18 +18717,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y0, Y0
-	VMOVUPS Y0, 64(SP)
+	VADDPS  96(SP), Y0, Y0
+	VMOVUPS Y0, 96(SP)
 	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
-	VXORPS  Y0, Y0, Y0
+	VMOVUPS 96(SP), Y0
+	VADDPS  64(SP), Y0, Y0
 	VMOVUPS Y0, 64(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 96(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -16539,13 +18740,13 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Y1
-	VADDPS  32(SP), Y1, Y1
+	VMOVUPS 96(SP), Y1
+	VADDPS  64(SP), Y1, Y1
 	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y0, 320(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -16555,25 +18756,25 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 288(SP), Y1
+	VMOVUPS 320(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 320(SP), Y1
+	VMOVUPS 352(SP), Y1
 	VMOVUPS (BX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 352(SP)
+	VMOVUPS Y1, 384(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 bloop1short:
 	XORQ    R13, R13
@@ -16582,7 +18783,7 @@ bloop1short:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
-	VMOVUPS 352(SP), Y3
+	VMOVUPS 384(SP), Y3
 
 bloop1:
 	TESTQ      R15, R15
@@ -16603,26 +18804,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS 128(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS 160(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 bloop1next:
 	ADDQ    $+64, BP
@@ -16634,40 +18835,40 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VADDPS  Y3, Y1, Y1
 	VMOVUPS 128(SP), Y3
 	VADDPS  64(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 384(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 384(SP), Y1
-	VMULPS  Y0, Y1, Y1
 	VMOVUPS Y1, 416(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 416(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 448(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y2, 480(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 448(SP), Y1
+	VMOVUPS 480(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 480(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 416(SP), Y1
-	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 512(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 512(SP), Y1
-	VMOVUPS 480(SP), Y2
-	VSUBPS  Y1, Y2, Y1
+	// correctionSq = correction * correction
+	VMOVUPS 448(SP), Y1
+	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 544(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 544(SP), Y1
+	VMOVUPS 512(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y1, 576(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
@@ -16675,9 +18876,9 @@ bloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VMOVUPS 544(SP), Y2
+	VMOVUPS 576(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 576(SP)
+	VMOVUPS Y1, 608(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -16686,7 +18887,7 @@ bloop1summed:
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      576(SP), Y3
+	VMOVUPS      608(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -16699,27 +18900,27 @@ bloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 608(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y2, 640(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 608(SP), Y2
+	VMOVUPS 640(SP), Y2
 	VDIVPS  Y2, Y1, Y1
-	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y1, 672(SP)
 
 	// rstd[row] = rstd
-	VMOVUPS 640(SP), Y1
+	VMOVUPS 672(SP), Y1
 	VMOVUPS Y1, (DX)
 
 	// mean = shift + correction
-	VMOVUPS 416(SP), Y1
-	VMOVUPS 352(SP), Y2
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 384(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 928(SP)
+	VMOVUPS Y1, 960(SP)
 
 	// mean[row] = mean
-	VMOVUPS 928(SP), Y1
+	VMOVUPS 960(SP), Y1
 	VMOVUPS Y1, (CX)
 
 	// keep = 0.9
@@ -16741,73 +18942,106 @@ bloop1summed:
 	VSUBPS Y0, Y3, Y0
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 544(SP), Y3
+	VMOVUPS 576(SP), Y3
 	VDIVPS  Y0, Y3, Y0
-	VMOVUPS Y0, 960(SP)
+	VMOVUPS Y0, 992(SP)
 
 	// oldMean = runMean[row]
 	VMOVUPS (R8), Y0
-	VMOVUPS Y0, 992(SP)
-
-	// keptMean = keep * oldMean
-	VMOVUPS 992(SP), Y0
-	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1024(SP)
 
-	// takenMean = take * mean
-	VMOVUPS 928(SP), Y0
-	VMULPS  Y0, Y2, Y0
+	// keptMean = keep * oldMean
+	VMOVUPS 1024(SP), Y0
+	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1056(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1056(SP), Y0
-	VMOVUPS 1024(SP), Y3
-	VADDPS  Y0, Y3, Y0
+	// takenMean = take * mean
+	VMOVUPS 960(SP), Y0
+	VMULPS  Y0, Y2, Y0
 	VMOVUPS Y0, 1088(SP)
 
-	// runMean[row] = newMean
+	// newMean = keptMean + takenMean
 	VMOVUPS 1088(SP), Y0
+	VMOVUPS 1056(SP), Y3
+	VADDPS  Y0, Y3, Y0
+	VMOVUPS Y0, 1120(SP)
+
+	// runMean[row] = newMean
+	VMOVUPS 1120(SP), Y0
 	VMOVUPS Y0, (R8)
 
 	// oldVar = runVar[row]
 	VMOVUPS (R9), Y0
-	VMOVUPS Y0, 1120(SP)
-
-	// keptVar = keep * oldVar
-	VMOVUPS 1120(SP), Y0
-	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1152(SP)
 
-	// takenVar = take * unbiasedVariance
-	VMOVUPS 960(SP), Y0
-	VMULPS  Y0, Y2, Y0
+	// keptVar = keep * oldVar
+	VMOVUPS 1152(SP), Y0
+	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1184(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1184(SP), Y0
-	VMOVUPS 1152(SP), Y1
-	VADDPS  Y0, Y1, Y0
+	// takenVar = take * unbiasedVariance
+	VMOVUPS 992(SP), Y0
+	VMULPS  Y0, Y2, Y0
 	VMOVUPS Y0, 1216(SP)
 
-	// runVar[row] = newVar
+	// newVar = keptVar + takenVar
 	VMOVUPS 1216(SP), Y0
+	VMOVUPS 1184(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1248(SP)
+
+	// runVar[row] = newVar
+	VMOVUPS 1248(SP), Y0
 	VMOVUPS Y0, (R9)
 
 	// gain = gain[row]
 	// scale = rstd * gain
 	VMOVUPS (SI), Y0
-	VMOVUPS 640(SP), Y1
+	VMOVUPS 672(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 1248(SP)
+	VMOVUPS Y0, 1280(SP)
 
 	// bias = bias[row]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  32(SP), R13
+	TESTQ R13, R13
+	JZ    bloop2plain
+
+	// streaming stores
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    (SP), R15
-	VMOVUPS 352(SP), Y0
-	VMOVUPS 416(SP), Y1
-	VMOVUPS 1248(SP), Y2
+	VMOVUPS 384(SP), Y0
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 1280(SP), Y2
+	VMOVUPS (DI), Y3
+
+bloop2nt:
+	TESTQ      R15, R15
+	JZ         bloop2ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	ADDQ       R12, R15
+
+bloop2ntfetched:
+	VMOVUPS  (BX)(R14*1), Y4
+	VSUBPS   Y0, Y4, Y4
+	VSUBPS   Y1, Y4, Y4
+	VMULPS   Y2, Y4, Y4
+	VADDPS   Y3, Y4, Y4
+	VMOVNTPS Y4, (AX)(R14*1)
+	INCQ     R13
+	ADDQ     R12, R14
+	CMPQ     R13, R11
+	JB       bloop2nt
+	JMP      bloop2out
+
+bloop2plain:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS 384(SP), Y0
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 1280(SP), Y2
 	VMOVUPS (DI), Y3
 
 bloop2:
@@ -16827,17 +19061,19 @@ bloop2fetched:
 	ADDQ    R12, R14
 	CMPQ    R13, R11
 	JB      bloop2
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	ADDQ    $+32, DI
-	ADDQ    $+32, R8
-	ADDQ    $+32, R9
-	SUBQ    $+8, R10
-	CMPQ    R10, $+8
-	JAE     block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	ADDQ $+32, DX
+	ADDQ $+32, BX
+	ADDQ $+32, SI
+	ADDQ $+32, DI
+	ADDQ $+32, R8
+	ADDQ $+32, R9
+	SUBQ $+8, R10
+	CMPQ R10, $+8
+	JAE  block
 
 tail:
 	TESTQ R10, R10
@@ -16853,14 +19089,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (BX), Y0, Y1
-	VMOVUPS    Y1, 288(SP)
+	VMOVUPS    Y1, 320(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 32(SP)
 	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y1, 96(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -16868,7 +19104,7 @@ tloop0short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
-	VMOVUPS 288(SP), Y2
+	VMOVUPS 320(SP), Y2
 
 tloop0:
 	VMASKMOVPS (BX)(R14*1), Y0, Y3
@@ -16882,18 +19118,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
+	VMOVUPS 96(SP), Y1
+	VADDPS  64(SP), Y1, Y1
 	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 96(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -16905,13 +19141,13 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Y2
-	VADDPS  32(SP), Y2, Y2
+	VMOVUPS 96(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -16921,25 +19157,25 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 320(SP), Y2
+	VMOVUPS 352(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y2, 384(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 352(SP), Y2
-	VMOVUPS 288(SP), Y3
+	VMOVUPS 384(SP), Y2
+	VMOVUPS 320(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 384(SP)
+	VMOVUPS Y2, 416(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R11, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -16947,7 +19183,7 @@ tloop1short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
-	VMOVUPS 384(SP), Y4
+	VMOVUPS 416(SP), Y4
 
 tloop1:
 	VMASKMOVPS  (BX)(R14*1), Y0, Y5
@@ -16962,26 +19198,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS 128(SP), Y3
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -16993,40 +19229,40 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
 	VMOVUPS 128(SP), Y4
 	VADDPS  64(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 160(SP), Y4
+	VADDPS  96(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y2, 416(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 416(SP), Y2
-	VMULPS  Y1, Y2, Y2
 	VMOVUPS Y2, 448(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 448(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 480(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y3, 512(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 480(SP), Y2
+	VMOVUPS 512(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 512(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 448(SP), Y2
-	VMULPS  Y2, Y2, Y2
 	VMOVUPS Y2, 544(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 544(SP), Y2
-	VMOVUPS 512(SP), Y3
-	VSUBPS  Y2, Y3, Y2
+	// correctionSq = correction * correction
+	VMOVUPS 480(SP), Y2
+	VMULPS  Y2, Y2, Y2
 	VMOVUPS Y2, 576(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 576(SP), Y2
+	VMOVUPS 544(SP), Y3
+	VSUBPS  Y2, Y3, Y2
+	VMOVUPS Y2, 608(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
@@ -17034,9 +19270,9 @@ tloop1summed:
 	VBROADCASTSS X2, Y2
 
 	// varianceEps = variance + eps
-	VMOVUPS 576(SP), Y3
+	VMOVUPS 608(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y2, 640(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -17045,7 +19281,7 @@ tloop1summed:
 	MOVL         $0x15f79688, R13
 	VMOVD        R13, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      608(SP), Y4
+	VMOVUPS      640(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -17058,27 +19294,27 @@ tloop1summed:
 	VBROADCASTSS X2, Y2
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 608(SP), Y3
+	VMOVUPS 640(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS Y3, 640(SP)
+	VMOVUPS Y3, 672(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 640(SP), Y3
+	VMOVUPS 672(SP), Y3
 	VDIVPS  Y3, Y2, Y2
-	VMOVUPS Y2, 928(SP)
+	VMOVUPS Y2, 960(SP)
 
 	// rstd[row] = rstd
-	VMOVUPS    928(SP), Y2
+	VMOVUPS    960(SP), Y2
 	VMASKMOVPS Y2, Y0, (DX)
 
 	// mean = shift + correction
-	VMOVUPS 448(SP), Y2
-	VMOVUPS 384(SP), Y3
+	VMOVUPS 480(SP), Y2
+	VMOVUPS 416(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 960(SP)
+	VMOVUPS Y2, 992(SP)
 
 	// mean[row] = mean
-	VMOVUPS    960(SP), Y2
+	VMOVUPS    992(SP), Y2
 	VMASKMOVPS Y2, Y0, (CX)
 
 	// keep = 0.9
@@ -17100,79 +19336,79 @@ tloop1summed:
 	VSUBPS Y1, Y4, Y1
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 576(SP), Y4
+	VMOVUPS 608(SP), Y4
 	VDIVPS  Y1, Y4, Y1
-	VMOVUPS Y1, 992(SP)
+	VMOVUPS Y1, 1024(SP)
 
 	// oldMean = runMean[row]
 	VMASKMOVPS (R8), Y0, Y1
-	VMOVUPS    Y1, 1024(SP)
+	VMOVUPS    Y1, 1056(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 1024(SP), Y1
+	VMOVUPS 1056(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1056(SP)
-
-	// takenMean = take * mean
-	VMOVUPS 960(SP), Y1
-	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1088(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1088(SP), Y1
-	VMOVUPS 1056(SP), Y4
-	VADDPS  Y1, Y4, Y1
+	// takenMean = take * mean
+	VMOVUPS 992(SP), Y1
+	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1120(SP)
 
+	// newMean = keptMean + takenMean
+	VMOVUPS 1120(SP), Y1
+	VMOVUPS 1088(SP), Y4
+	VADDPS  Y1, Y4, Y1
+	VMOVUPS Y1, 1152(SP)
+
 	// runMean[row] = newMean
-	VMOVUPS    1120(SP), Y1
+	VMOVUPS    1152(SP), Y1
 	VMASKMOVPS Y1, Y0, (R8)
 
 	// oldVar = runVar[row]
 	VMASKMOVPS (R9), Y0, Y1
-	VMOVUPS    Y1, 1152(SP)
+	VMOVUPS    Y1, 1184(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 1152(SP), Y1
+	VMOVUPS 1184(SP), Y1
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1184(SP)
-
-	// takenVar = take * unbiasedVariance
-	VMOVUPS 992(SP), Y1
-	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1216(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1216(SP), Y1
-	VMOVUPS 1184(SP), Y2
-	VADDPS  Y1, Y2, Y1
+	// takenVar = take * unbiasedVariance
+	VMOVUPS 1024(SP), Y1
+	VMULPS  Y1, Y3, Y1
 	VMOVUPS Y1, 1248(SP)
 
+	// newVar = keptVar + takenVar
+	VMOVUPS 1248(SP), Y1
+	VMOVUPS 1216(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1280(SP)
+
 	// runVar[row] = newVar
-	VMOVUPS    1248(SP), Y1
+	VMOVUPS    1280(SP), Y1
 	VMASKMOVPS Y1, Y0, (R9)
 
 	// gain = gain[row]
 	VMASKMOVPS (SI), Y0, Y1
-	VMOVUPS    Y1, 1280(SP)
+	VMOVUPS    Y1, 1312(SP)
 
 	// scale = rstd * gain
-	VMOVUPS 1280(SP), Y1
-	VMOVUPS 928(SP), Y2
+	VMOVUPS 1312(SP), Y1
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1312(SP)
+	VMOVUPS Y1, 1344(SP)
 
 	// bias = bias[row]
 	VMASKMOVPS (DI), Y0, Y1
-	VMOVUPS    Y1, 1344(SP)
+	VMOVUPS    Y1, 1376(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ    CX, CX
 	XORQ    DX, DX
-	VMOVUPS 384(SP), Y1
-	VMOVUPS 448(SP), Y2
-	VMOVUPS 1312(SP), Y3
-	VMOVUPS 1344(SP), Y4
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 480(SP), Y2
+	VMOVUPS 1344(SP), Y3
+	VMOVUPS 1376(SP), Y4
 
 tloop2:
 	VMASKMOVPS (BX)(DX*1), Y0, Y5
@@ -17188,9 +19424,15 @@ tloop2:
 	XORQ       R10, R10
 
 done:
-	MOVQ rows+64(FP), AX
-	SUBQ R10, AX
-	MOVQ AX, ret+88(FP)
+	MOVQ  rows+64(FP), AX
+	SUBQ  R10, AX
+	MOVQ  AX, ret+88(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
@@ -18321,7 +20563,7 @@ done:
 
 // func avx512BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1088-96
+TEXT ·convnormAvx512BatchNormTrainBackwardColumnsAny(SB), $1152-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
 	MOVQ dbias+16(FP), DX
@@ -18351,6 +20593,24 @@ nopf:
 
 pfset:
 	MOVQ R13, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ  R12, R13
+	ORQ   AX, R13
+	TESTQ $+63, R13
+	JNZ   nont
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R13
+	JMP   ntset
+
+nont:
+	XORQ R13, R13
+
+ntset:
+	MOVQ R13, 64(SP)
 	CMPQ R10, $+64
 	JB   blocks
 
@@ -18385,22 +20645,22 @@ group:
 	VPXORD  Z19, Z19, Z19
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Z12, 64(SP)
-	VMOVUPS Z13, 128(SP)
-	VMOVUPS Z14, 192(SP)
-	VMOVUPS Z15, 256(SP)
-	VMOVUPS Z16, 320(SP)
-	VMOVUPS Z17, 384(SP)
-	VMOVUPS Z18, 448(SP)
-	VMOVUPS Z19, 512(SP)
-	VMOVUPS Z12, 576(SP)
-	VMOVUPS Z13, 640(SP)
-	VMOVUPS Z14, 704(SP)
-	VMOVUPS Z15, 768(SP)
-	VMOVUPS Z16, 832(SP)
-	VMOVUPS Z17, 896(SP)
-	VMOVUPS Z18, 960(SP)
-	VMOVUPS Z19, 1024(SP)
+	VMOVUPS Z12, 128(SP)
+	VMOVUPS Z13, 192(SP)
+	VMOVUPS Z14, 256(SP)
+	VMOVUPS Z15, 320(SP)
+	VMOVUPS Z16, 384(SP)
+	VMOVUPS Z17, 448(SP)
+	VMOVUPS Z18, 512(SP)
+	VMOVUPS Z19, 576(SP)
+	VMOVUPS Z12, 640(SP)
+	VMOVUPS Z13, 704(SP)
+	VMOVUPS Z14, 768(SP)
+	VMOVUPS Z15, 832(SP)
+	VMOVUPS Z16, 896(SP)
+	VMOVUPS Z17, 960(SP)
+	VMOVUPS Z18, 1024(SP)
+	VMOVUPS Z19, 1088(SP)
 
 gloop0short:
 	XORQ    R13, R13
@@ -18456,74 +20716,74 @@ gloop0fetched:
 	JAE         gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  576(SP), Z12, Z12
-	VMOVUPS Z12, 576(SP)
+	VADDPS  640(SP), Z12, Z12
+	VMOVUPS Z12, 640(SP)
 	VPXORD  Z12, Z12, Z12
-	VADDPS  640(SP), Z13, Z13
-	VMOVUPS Z13, 640(SP)
+	VADDPS  704(SP), Z13, Z13
+	VMOVUPS Z13, 704(SP)
 	VPXORD  Z13, Z13, Z13
-	VADDPS  704(SP), Z14, Z14
-	VMOVUPS Z14, 704(SP)
+	VADDPS  768(SP), Z14, Z14
+	VMOVUPS Z14, 768(SP)
 	VPXORD  Z14, Z14, Z14
-	VADDPS  768(SP), Z15, Z15
-	VMOVUPS Z15, 768(SP)
+	VADDPS  832(SP), Z15, Z15
+	VMOVUPS Z15, 832(SP)
 	VPXORD  Z15, Z15, Z15
-	VADDPS  832(SP), Z16, Z16
-	VMOVUPS Z16, 832(SP)
+	VADDPS  896(SP), Z16, Z16
+	VMOVUPS Z16, 896(SP)
 	VPXORD  Z16, Z16, Z16
-	VADDPS  896(SP), Z17, Z17
-	VMOVUPS Z17, 896(SP)
+	VADDPS  960(SP), Z17, Z17
+	VMOVUPS Z17, 960(SP)
 	VPXORD  Z17, Z17, Z17
-	VADDPS  960(SP), Z18, Z18
-	VMOVUPS Z18, 960(SP)
+	VADDPS  1024(SP), Z18, Z18
+	VMOVUPS Z18, 1024(SP)
 	VPXORD  Z18, Z18, Z18
-	VADDPS  1024(SP), Z19, Z19
-	VMOVUPS Z19, 1024(SP)
+	VADDPS  1088(SP), Z19, Z19
+	VMOVUPS Z19, 1088(SP)
 	VPXORD  Z19, Z19, Z19
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 576(SP), Z12
-	VADDPS  64(SP), Z12, Z12
-	VMOVUPS Z12, 64(SP)
+	VMOVUPS 640(SP), Z12
+	VADDPS  128(SP), Z12, Z12
+	VMOVUPS Z12, 128(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 576(SP)
-	VMOVUPS 640(SP), Z13
-	VADDPS  128(SP), Z13, Z13
-	VMOVUPS Z13, 128(SP)
+	VMOVUPS Z12, 640(SP)
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VMOVUPS Z13, 192(SP)
 	VPXORD  Z13, Z13, Z13
-	VMOVUPS Z13, 640(SP)
-	VMOVUPS 704(SP), Z14
-	VADDPS  192(SP), Z14, Z14
-	VMOVUPS Z14, 192(SP)
+	VMOVUPS Z13, 704(SP)
+	VMOVUPS 768(SP), Z14
+	VADDPS  256(SP), Z14, Z14
+	VMOVUPS Z14, 256(SP)
 	VPXORD  Z14, Z14, Z14
-	VMOVUPS Z14, 704(SP)
-	VMOVUPS 768(SP), Z15
-	VADDPS  256(SP), Z15, Z15
-	VMOVUPS Z15, 256(SP)
+	VMOVUPS Z14, 768(SP)
+	VMOVUPS 832(SP), Z15
+	VADDPS  320(SP), Z15, Z15
+	VMOVUPS Z15, 320(SP)
 	VPXORD  Z15, Z15, Z15
-	VMOVUPS Z15, 768(SP)
-	VMOVUPS 832(SP), Z16
-	VADDPS  320(SP), Z16, Z16
-	VMOVUPS Z16, 320(SP)
+	VMOVUPS Z15, 832(SP)
+	VMOVUPS 896(SP), Z16
+	VADDPS  384(SP), Z16, Z16
+	VMOVUPS Z16, 384(SP)
 	VPXORD  Z16, Z16, Z16
-	VMOVUPS Z16, 832(SP)
-	VMOVUPS 896(SP), Z17
-	VADDPS  384(SP), Z17, Z17
-	VMOVUPS Z17, 384(SP)
+	VMOVUPS Z16, 896(SP)
+	VMOVUPS 960(SP), Z17
+	VADDPS  448(SP), Z17, Z17
+	VMOVUPS Z17, 448(SP)
 	VPXORD  Z17, Z17, Z17
-	VMOVUPS Z17, 896(SP)
-	VMOVUPS 960(SP), Z18
-	VADDPS  448(SP), Z18, Z18
-	VMOVUPS Z18, 448(SP)
+	VMOVUPS Z17, 960(SP)
+	VMOVUPS 1024(SP), Z18
+	VADDPS  512(SP), Z18, Z18
+	VMOVUPS Z18, 512(SP)
 	VPXORD  Z18, Z18, Z18
-	VMOVUPS Z18, 960(SP)
-	VMOVUPS 1024(SP), Z19
-	VADDPS  512(SP), Z19, Z19
-	VMOVUPS Z19, 512(SP)
+	VMOVUPS Z18, 1024(SP)
+	VMOVUPS 1088(SP), Z19
+	VADDPS  576(SP), Z19, Z19
+	VMOVUPS Z19, 576(SP)
 	VPXORD  Z19, Z19, Z19
-	VMOVUPS Z19, 1024(SP)
+	VMOVUPS Z19, 1088(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -18535,29 +20795,29 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 576(SP), Z20
-	VADDPS  64(SP), Z20, Z20
-	VADDPS  Z20, Z12, Z12
 	VMOVUPS 640(SP), Z20
 	VADDPS  128(SP), Z20, Z20
-	VADDPS  Z20, Z13, Z13
+	VADDPS  Z20, Z12, Z12
 	VMOVUPS 704(SP), Z20
 	VADDPS  192(SP), Z20, Z20
-	VADDPS  Z20, Z14, Z14
+	VADDPS  Z20, Z13, Z13
 	VMOVUPS 768(SP), Z20
 	VADDPS  256(SP), Z20, Z20
-	VADDPS  Z20, Z15, Z15
+	VADDPS  Z20, Z14, Z14
 	VMOVUPS 832(SP), Z20
 	VADDPS  320(SP), Z20, Z20
-	VADDPS  Z20, Z16, Z16
+	VADDPS  Z20, Z15, Z15
 	VMOVUPS 896(SP), Z20
 	VADDPS  384(SP), Z20, Z20
-	VADDPS  Z20, Z17, Z17
+	VADDPS  Z20, Z16, Z16
 	VMOVUPS 960(SP), Z20
 	VADDPS  448(SP), Z20, Z20
-	VADDPS  Z20, Z18, Z18
+	VADDPS  Z20, Z17, Z17
 	VMOVUPS 1024(SP), Z20
 	VADDPS  512(SP), Z20, Z20
+	VADDPS  Z20, Z18, Z18
+	VMOVUPS 1088(SP), Z20
+	VADDPS  576(SP), Z20, Z20
 	VADDPS  Z20, Z19, Z19
 
 gloop0summed:
@@ -18714,6 +20974,72 @@ gloop0summed:
 	VSUBPS Z24, Z12, Z12
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    gloop1plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+gloop1nt:
+	TESTQ      R15, R15
+	JZ         gloop1ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1ntfetched:
+	VMOVUPS     (BX)(R14*1), Z16
+	VMULPS      Z8, Z16, Z16
+	VSUBPS      Z25, Z16, Z16
+	VMOVUPS     (SI)(R14*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VMULPS      Z4, Z17, Z17
+	VFMADD231PS Z13, Z17, Z16
+	VMULPS      Z4, Z16, Z16
+	VMOVNTPS    Z16, (AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Z16
+	VMULPS      Z9, Z16, Z16
+	VSUBPS      Z26, Z16, Z16
+	VMOVUPS     64(SI)(R14*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VMULPS      Z5, Z17, Z17
+	VFMADD231PS Z14, Z17, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVNTPS    Z16, 64(AX)(R14*1)
+	VMOVUPS     128(BX)(R14*1), Z16
+	VMULPS      Z10, Z16, Z16
+	VSUBPS      Z27, Z16, Z16
+	VMOVUPS     128(SI)(R14*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VMULPS      Z6, Z17, Z17
+	VFMADD231PS Z15, Z17, Z16
+	VMULPS      Z6, Z16, Z16
+	VMOVNTPS    Z16, 128(AX)(R14*1)
+	VMOVUPS     192(BX)(R14*1), Z16
+	VMULPS      Z11, Z16, Z16
+	VSUBPS      Z20, Z16, Z16
+	VMOVUPS     192(SI)(R14*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VMULPS      Z7, Z17, Z17
+	VFMADD231PS Z12, Z17, Z16
+	VMULPS      Z7, Z16, Z16
+	VMOVNTPS    Z16, 192(AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          gloop1nt
+	JMP         gloop1out
+
+gloop1plain:
 	XORQ R13, R13
 	XORQ R14, R14
 	MOVQ (SP), R15
@@ -18772,17 +21098,19 @@ gloop1fetched:
 	ADDQ        R12, R14
 	CMPQ        R13, R11
 	JB          gloop1
-	ADDQ        $+256, AX
-	ADDQ        $+256, CX
-	ADDQ        $+256, DX
-	ADDQ        $+256, BX
-	ADDQ        $+256, SI
-	ADDQ        $+256, DI
-	ADDQ        $+256, R8
-	ADDQ        $+256, R9
-	SUBQ        $+64, R10
-	CMPQ        R10, $+64
-	JAE         group
+
+gloop1out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	ADDQ $+256, R8
+	ADDQ $+256, R9
+	SUBQ $+64, R10
+	CMPQ R10, $+64
+	JAE  group
 
 blocks:
 	CMPQ R10, $+16
@@ -18804,10 +21132,10 @@ block:
 	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z4, 128(SP)
-	VMOVUPS Z3, 192(SP)
-	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -18839,26 +21167,26 @@ bloop0fetched:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
-	VADDPS  256(SP), Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
 	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
-	VMOVUPS 256(SP), Z4
-	VADDPS  128(SP), Z4, Z4
-	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VMOVUPS Z4, 192(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -18870,11 +21198,11 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 192(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VADDPS  Z5, Z3, Z3
 	VMOVUPS 256(SP), Z5
 	VADDPS  128(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 320(SP), Z5
+	VADDPS  192(SP), Z5, Z5
 	VADDPS  Z5, Z4, Z4
 
 bloop0summed:
@@ -18962,6 +21290,39 @@ bloop0summed:
 	VSUBPS Z6, Z3, Z3
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    bloop1plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+bloop1nt:
+	TESTQ      R15, R15
+	JZ         bloop1ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1ntfetched:
+	VMOVUPS     (BX)(R14*1), Z4
+	VMULPS      Z2, Z4, Z4
+	VSUBPS      Z5, Z4, Z4
+	VMOVUPS     (SI)(R14*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z3, Z6, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVNTPS    Z4, (AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          bloop1nt
+	JMP         bloop1out
+
+bloop1plain:
 	XORQ R13, R13
 	XORQ R14, R14
 	MOVQ (SP), R15
@@ -18987,17 +21348,19 @@ bloop1fetched:
 	ADDQ        R12, R14
 	CMPQ        R13, R11
 	JB          bloop1
-	ADDQ        $+64, AX
-	ADDQ        $+64, CX
-	ADDQ        $+64, DX
-	ADDQ        $+64, BX
-	ADDQ        $+64, SI
-	ADDQ        $+64, DI
-	ADDQ        $+64, R8
-	ADDQ        $+64, R9
-	SUBQ        $+16, R10
-	CMPQ        R10, $+16
-	JAE         block
+
+bloop1out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	ADDQ $+64, DX
+	ADDQ $+64, BX
+	ADDQ $+64, SI
+	ADDQ $+64, DI
+	ADDQ $+64, R8
+	ADDQ $+64, R9
+	SUBQ $+16, R10
+	CMPQ R10, $+16
+	JAE  block
 
 tail:
 	TESTQ R10, R10
@@ -19023,10 +21386,10 @@ tail:
 	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z3, 64(SP)
-	VMOVUPS Z4, 128(SP)
-	VMOVUPS Z3, 192(SP)
-	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -19050,26 +21413,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z3, Z3
-	VMOVUPS Z3, 192(SP)
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
 	VPXORD  Z3, Z3, Z3
-	VADDPS  256(SP), Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
 	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, DI
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z3
-	VADDPS  64(SP), Z3, Z3
-	VMOVUPS Z3, 64(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 192(SP)
-	VMOVUPS 256(SP), Z4
-	VADDPS  128(SP), Z4, Z4
-	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VMOVUPS Z4, 192(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -19081,11 +21444,11 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 192(SP), Z5
-	VADDPS  64(SP), Z5, Z5
-	VADDPS  Z5, Z3, Z3
 	VMOVUPS 256(SP), Z5
 	VADDPS  128(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 320(SP), Z5
+	VADDPS  192(SP), Z5, Z5
 	VADDPS  Z5, Z4, Z4
 
 tloop0summed:
@@ -19193,15 +21556,21 @@ tloop1:
 	XORQ        R10, R10
 
 done:
-	MOVQ rows+64(FP), AX
-	SUBQ R10, AX
-	MOVQ AX, ret+88(FP)
+	MOVQ  rows+64(FP), AX
+	SUBQ  R10, AX
+	MOVQ  AX, ret+88(FP)
+	MOVQ  64(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2BatchNormTrainBackwardColumnsAny(dx *float32, dgain *float32, dbias *float32, dy *float32, x *float32, mean *float32, rstd *float32, gain *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1440-96
+TEXT ·convnormAvx2BatchNormTrainBackwardColumnsAny(SB), $1472-96
 	MOVQ dx+0(FP), AX
 	MOVQ dgain+8(FP), CX
 	MOVQ dbias+16(FP), DX
@@ -19231,6 +21600,27 @@ nopf:
 
 pfset:
 	MOVQ R13, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ  R12, R13
+	ORQ   AX, R13
+	TESTQ $+31, R13
+	JNZ   nont
+	CMPQ  R12, $+8192
+	JB    nont
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R13
+	JMP   ntset
+
+nont:
+	XORQ R13, R13
+
+ntset:
+	MOVQ R13, 32(SP)
 	CMPQ R10, $+32
 	JB   blocks
 
@@ -19250,22 +21640,22 @@ group:
 	VXORPS  Y7, Y7, Y7
 	CMPQ    R11, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y3, 128(SP)
-	VMOVUPS Y4, 160(SP)
-	VMOVUPS Y5, 192(SP)
-	VMOVUPS Y6, 224(SP)
-	VMOVUPS Y7, 256(SP)
-	VMOVUPS Y0, 288(SP)
-	VMOVUPS Y1, 320(SP)
-	VMOVUPS Y2, 352(SP)
-	VMOVUPS Y3, 384(SP)
-	VMOVUPS Y4, 416(SP)
-	VMOVUPS Y5, 448(SP)
-	VMOVUPS Y6, 480(SP)
-	VMOVUPS Y7, 512(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y4, 192(SP)
+	VMOVUPS Y5, 224(SP)
+	VMOVUPS Y6, 256(SP)
+	VMOVUPS Y7, 288(SP)
+	VMOVUPS Y0, 320(SP)
+	VMOVUPS Y1, 352(SP)
+	VMOVUPS Y2, 384(SP)
+	VMOVUPS Y3, 416(SP)
+	VMOVUPS Y4, 448(SP)
+	VMOVUPS Y5, 480(SP)
+	VMOVUPS Y6, 512(SP)
+	VMOVUPS Y7, 544(SP)
 
 gloop0short:
 	XORQ    R13, R13
@@ -19325,74 +21715,74 @@ gloop0fetched:
 	JAE         gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  288(SP), Y0, Y0
-	VMOVUPS Y0, 288(SP)
+	VADDPS  320(SP), Y0, Y0
+	VMOVUPS Y0, 320(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  320(SP), Y1, Y1
-	VMOVUPS Y1, 320(SP)
+	VADDPS  352(SP), Y1, Y1
+	VMOVUPS Y1, 352(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  352(SP), Y2, Y2
-	VMOVUPS Y2, 352(SP)
+	VADDPS  384(SP), Y2, Y2
+	VMOVUPS Y2, 384(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  384(SP), Y3, Y3
-	VMOVUPS Y3, 384(SP)
+	VADDPS  416(SP), Y3, Y3
+	VMOVUPS Y3, 416(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  416(SP), Y4, Y4
-	VMOVUPS Y4, 416(SP)
+	VADDPS  448(SP), Y4, Y4
+	VMOVUPS Y4, 448(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  448(SP), Y5, Y5
-	VMOVUPS Y5, 448(SP)
+	VADDPS  480(SP), Y5, Y5
+	VMOVUPS Y5, 480(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  480(SP), Y6, Y6
-	VMOVUPS Y6, 480(SP)
+	VADDPS  512(SP), Y6, Y6
+	VMOVUPS Y6, 512(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  512(SP), Y7, Y7
-	VMOVUPS Y7, 512(SP)
+	VADDPS  544(SP), Y7, Y7
+	VMOVUPS Y7, 544(SP)
 	VXORPS  Y7, Y7, Y7
 	TESTQ   $+4095, R13
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 288(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS 320(SP), Y0
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 288(SP)
-	VMOVUPS 320(SP), Y1
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 320(SP)
+	VMOVUPS 352(SP), Y1
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 320(SP)
-	VMOVUPS 352(SP), Y2
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 352(SP)
+	VMOVUPS 384(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 352(SP)
-	VMOVUPS 384(SP), Y3
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y2, 384(SP)
+	VMOVUPS 416(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 384(SP)
-	VMOVUPS 416(SP), Y4
-	VADDPS  160(SP), Y4, Y4
-	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y3, 416(SP)
+	VMOVUPS 448(SP), Y4
+	VADDPS  192(SP), Y4, Y4
+	VMOVUPS Y4, 192(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 416(SP)
-	VMOVUPS 448(SP), Y5
-	VADDPS  192(SP), Y5, Y5
-	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y4, 448(SP)
+	VMOVUPS 480(SP), Y5
+	VADDPS  224(SP), Y5, Y5
+	VMOVUPS Y5, 224(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 448(SP)
-	VMOVUPS 480(SP), Y6
-	VADDPS  224(SP), Y6, Y6
-	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y5, 480(SP)
+	VMOVUPS 512(SP), Y6
+	VADDPS  256(SP), Y6, Y6
+	VMOVUPS Y6, 256(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 480(SP)
-	VMOVUPS 512(SP), Y7
-	VADDPS  256(SP), Y7, Y7
-	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y6, 512(SP)
+	VMOVUPS 544(SP), Y7
+	VADDPS  288(SP), Y7, Y7
+	VMOVUPS Y7, 288(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 512(SP)
+	VMOVUPS Y7, 544(SP)
 
 gloop0next:
 	ADDQ    $+64, BP
@@ -19404,37 +21794,37 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     gloop0summed
-	VMOVUPS 288(SP), Y8
-	VADDPS  32(SP), Y8, Y8
-	VADDPS  Y8, Y0, Y0
 	VMOVUPS 320(SP), Y8
 	VADDPS  64(SP), Y8, Y8
-	VADDPS  Y8, Y1, Y1
+	VADDPS  Y8, Y0, Y0
 	VMOVUPS 352(SP), Y8
 	VADDPS  96(SP), Y8, Y8
-	VADDPS  Y8, Y2, Y2
+	VADDPS  Y8, Y1, Y1
 	VMOVUPS 384(SP), Y8
 	VADDPS  128(SP), Y8, Y8
-	VADDPS  Y8, Y3, Y3
+	VADDPS  Y8, Y2, Y2
 	VMOVUPS 416(SP), Y8
 	VADDPS  160(SP), Y8, Y8
-	VADDPS  Y8, Y4, Y4
+	VADDPS  Y8, Y3, Y3
 	VMOVUPS 448(SP), Y8
 	VADDPS  192(SP), Y8, Y8
-	VADDPS  Y8, Y5, Y5
+	VADDPS  Y8, Y4, Y4
 	VMOVUPS 480(SP), Y8
 	VADDPS  224(SP), Y8, Y8
-	VADDPS  Y8, Y6, Y6
+	VADDPS  Y8, Y5, Y5
 	VMOVUPS 512(SP), Y8
 	VADDPS  256(SP), Y8, Y8
+	VADDPS  Y8, Y6, Y6
+	VMOVUPS 544(SP), Y8
+	VADDPS  288(SP), Y8, Y8
 	VADDPS  Y8, Y7, Y7
 
 gloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y0, 544(SP)
-	VMOVUPS Y1, 576(SP)
-	VMOVUPS Y2, 608(SP)
-	VMOVUPS Y3, 640(SP)
+	VMOVUPS Y0, 576(SP)
+	VMOVUPS Y1, 608(SP)
+	VMOVUPS Y2, 640(SP)
+	VMOVUPS Y3, 672(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19443,12 +21833,6 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      544(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
 	VMOVUPS      576(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
@@ -19462,6 +21846,12 @@ gloop0summed:
 	VTESTPS      Y2, Y2
 	JNE          blocks
 	VMOVUPS      640(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      672(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -19476,36 +21866,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s5 = s3 * s4
-	VMOVUPS 544(SP), Y1
+	VMOVUPS 576(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 608(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 608(SP), Y3
+	VMOVUPS 640(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 640(SP), Y8
+	VMOVUPS 672(SP), Y8
 	VMULPS  Y0, Y8, Y8
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS Y8, 768(SP)
+	VMOVUPS Y1, 704(SP)
+	VMOVUPS Y2, 736(SP)
+	VMOVUPS Y3, 768(SP)
+	VMOVUPS Y8, 800(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 672(SP), Y1
+	VMOVUPS 704(SP), Y1
 	VMOVUPS (R9), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 704(SP), Y2
+	VMOVUPS 736(SP), Y2
 	VMOVUPS 32(R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 736(SP), Y3
+	VMOVUPS 768(SP), Y3
 	VMOVUPS 64(R9), Y8
 	VMULPS  Y3, Y8, Y3
-	VMOVUPS 768(SP), Y8
+	VMOVUPS 800(SP), Y8
 	VMOVUPS 96(R9), Y9
 	VMULPS  Y8, Y9, Y8
-	VMOVUPS Y1, 800(SP)
-	VMOVUPS Y2, 832(SP)
-	VMOVUPS Y3, 864(SP)
-	VMOVUPS Y8, 896(SP)
+	VMOVUPS Y1, 832(SP)
+	VMOVUPS Y2, 864(SP)
+	VMOVUPS Y3, 896(SP)
+	VMOVUPS Y8, 928(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19514,12 +21904,6 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      800(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y8
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y8, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
 	VMOVUPS      832(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y8
 	VCMPPS       $0x19, Y2, Y3, Y3
@@ -19533,6 +21917,12 @@ gloop0summed:
 	VTESTPS      Y3, Y3
 	JNE          blocks
 	VMOVUPS      896(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y8
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y8, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      928(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -19540,10 +21930,10 @@ gloop0summed:
 	JNE          blocks
 
 	// s7 = sum(dy)
-	VMOVUPS Y4, 928(SP)
-	VMOVUPS Y5, 960(SP)
-	VMOVUPS Y6, 992(SP)
-	VMOVUPS Y7, 1024(SP)
+	VMOVUPS Y4, 960(SP)
+	VMOVUPS Y5, 992(SP)
+	VMOVUPS Y6, 1024(SP)
+	VMOVUPS Y7, 1056(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19552,12 +21942,6 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      928(SP), Y3
-	VCMPPS       $0x16, Y1, Y3, Y4
-	VCMPPS       $0x19, Y2, Y3, Y3
-	VORPS        Y3, Y4, Y3
-	VTESTPS      Y3, Y3
-	JNE          blocks
 	VMOVUPS      960(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y4
 	VCMPPS       $0x19, Y2, Y3, Y3
@@ -19571,6 +21955,12 @@ gloop0summed:
 	VTESTPS      Y3, Y3
 	JNE          blocks
 	VMOVUPS      1024(SP), Y3
+	VCMPPS       $0x16, Y1, Y3, Y4
+	VCMPPS       $0x19, Y2, Y3, Y3
+	VORPS        Y3, Y4, Y3
+	VTESTPS      Y3, Y3
+	JNE          blocks
+	VMOVUPS      1056(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -19578,36 +21968,36 @@ gloop0summed:
 	JNE          blocks
 
 	// s8 = s7 * s4
-	VMOVUPS 928(SP), Y1
+	VMOVUPS 960(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 960(SP), Y2
+	VMOVUPS 992(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 992(SP), Y3
+	VMOVUPS 1024(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1024(SP), Y4
+	VMOVUPS 1056(SP), Y4
 	VMULPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1056(SP)
-	VMOVUPS Y2, 1088(SP)
-	VMOVUPS Y3, 1120(SP)
-	VMOVUPS Y0, 1152(SP)
+	VMOVUPS Y1, 1088(SP)
+	VMOVUPS Y2, 1120(SP)
+	VMOVUPS Y3, 1152(SP)
+	VMOVUPS Y0, 1184(SP)
 
 	// s9 = s2 * s8
-	VMOVUPS 1056(SP), Y0
+	VMOVUPS 1088(SP), Y0
 	VMOVUPS (R9), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 1088(SP), Y1
+	VMOVUPS 1120(SP), Y1
 	VMOVUPS 32(R9), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS 1120(SP), Y2
+	VMOVUPS 1152(SP), Y2
 	VMOVUPS 64(R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS 1152(SP), Y3
+	VMOVUPS 1184(SP), Y3
 	VMOVUPS 96(R9), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 1184(SP)
-	VMOVUPS Y1, 1216(SP)
-	VMOVUPS Y2, 1248(SP)
-	VMOVUPS Y3, 1280(SP)
+	VMOVUPS Y0, 1216(SP)
+	VMOVUPS Y1, 1248(SP)
+	VMOVUPS Y2, 1280(SP)
+	VMOVUPS Y3, 1312(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19616,12 +22006,6 @@ gloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      1184(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
 	VMOVUPS      1216(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
@@ -19635,6 +22019,12 @@ gloop0summed:
 	VTESTPS      Y2, Y2
 	JNE          blocks
 	VMOVUPS      1280(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1312(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -19642,23 +22032,23 @@ gloop0summed:
 	JNE          blocks
 
 	// dbias[row] = s7
-	VMOVUPS 928(SP), Y0
-	VMOVUPS Y0, (DX)
 	VMOVUPS 960(SP), Y0
-	VMOVUPS Y0, 32(DX)
+	VMOVUPS Y0, (DX)
 	VMOVUPS 992(SP), Y0
-	VMOVUPS Y0, 64(DX)
+	VMOVUPS Y0, 32(DX)
 	VMOVUPS 1024(SP), Y0
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS 1056(SP), Y0
 	VMOVUPS Y0, 96(DX)
 
 	// dgain[row] = s3
-	VMOVUPS 544(SP), Y0
-	VMOVUPS Y0, (CX)
 	VMOVUPS 576(SP), Y0
-	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, (CX)
 	VMOVUPS 608(SP), Y0
-	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 32(CX)
 	VMOVUPS 640(SP), Y0
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS 672(SP), Y0
 	VMOVUPS Y0, 96(CX)
 
 	// the constant 0
@@ -19667,35 +22057,117 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s11 = 0 - s6
-	VMOVUPS 800(SP), Y1
+	VMOVUPS 832(SP), Y1
 	VSUBPS  Y1, Y0, Y1
-	VMOVUPS 832(SP), Y2
+	VMOVUPS 864(SP), Y2
 	VSUBPS  Y2, Y0, Y2
-	VMOVUPS 864(SP), Y3
+	VMOVUPS 896(SP), Y3
 	VSUBPS  Y3, Y0, Y3
-	VMOVUPS 896(SP), Y4
+	VMOVUPS 928(SP), Y4
 	VSUBPS  Y4, Y0, Y0
-	VMOVUPS Y1, 1312(SP)
-	VMOVUPS Y2, 1344(SP)
-	VMOVUPS Y3, 1376(SP)
-	VMOVUPS Y0, 1408(SP)
+	VMOVUPS Y1, 1344(SP)
+	VMOVUPS Y2, 1376(SP)
+	VMOVUPS Y3, 1408(SP)
+	VMOVUPS Y0, 1440(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	MOVQ  32(SP), R13
+	TESTQ R13, R13
+	JZ    gloop1plain
+
+	// streaming stores
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    (SP), R15
 	VMOVUPS (R9), Y0
-	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1216(SP), Y1
 	VMOVUPS (DI), Y2
 	VMOVUPS (R8), Y3
-	VMOVUPS 1312(SP), Y4
+	VMOVUPS 1344(SP), Y4
 	VMOVUPS 32(R9), Y5
-	VMOVUPS 1216(SP), Y6
+	VMOVUPS 1248(SP), Y6
 	VMOVUPS 32(DI), Y7
 	VMOVUPS 32(R8), Y8
-	VMOVUPS 1344(SP), Y9
+	VMOVUPS 1376(SP), Y9
 	VMOVUPS 64(R9), Y10
-	VMOVUPS 1248(SP), Y11
+	VMOVUPS 1280(SP), Y11
+
+gloop1nt:
+	TESTQ      R15, R15
+	JZ         gloop1ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	ADDQ       R12, R15
+
+gloop1ntfetched:
+	VMOVUPS     (BX)(R14*1), Y12
+	VMULPS      Y0, Y12, Y12
+	VSUBPS      Y1, Y12, Y12
+	VMOVUPS     (SI)(R14*1), Y13
+	VSUBPS      Y2, Y13, Y13
+	VMULPS      Y3, Y13, Y13
+	VFMADD231PS Y4, Y13, Y12
+	VMULPS      Y3, Y12, Y12
+	VMOVNTPS    Y12, (AX)(R14*1)
+	VMOVUPS     32(BX)(R14*1), Y12
+	VMULPS      Y5, Y12, Y12
+	VSUBPS      Y6, Y12, Y12
+	VMOVUPS     32(SI)(R14*1), Y13
+	VSUBPS      Y7, Y13, Y13
+	VMULPS      Y8, Y13, Y13
+	VFMADD231PS Y9, Y13, Y12
+	VMULPS      Y8, Y12, Y12
+	VMOVNTPS    Y12, 32(AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Y12
+	VMULPS      Y10, Y12, Y12
+	VSUBPS      Y11, Y12, Y12
+	VMOVUPS     64(SI)(R14*1), Y13
+	VMOVUPS     64(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     64(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     1408(SP), Y15
+	VFMADD231PS Y15, Y13, Y12
+	VMULPS      Y14, Y12, Y12
+	VMOVNTPS    Y12, 64(AX)(R14*1)
+	VMOVUPS     96(BX)(R14*1), Y12
+	VMOVUPS     96(R9), Y13
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     1312(SP), Y13
+	VSUBPS      Y13, Y12, Y12
+	VMOVUPS     96(SI)(R14*1), Y13
+	VMOVUPS     96(DI), Y14
+	VSUBPS      Y14, Y13, Y13
+	VMOVUPS     96(R8), Y14
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     1440(SP), Y15
+	VFMADD231PS Y15, Y13, Y12
+	VMULPS      Y14, Y12, Y12
+	VMOVNTPS    Y12, 96(AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          gloop1nt
+	JMP         gloop1out
+
+gloop1plain:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS (R9), Y0
+	VMOVUPS 1216(SP), Y1
+	VMOVUPS (DI), Y2
+	VMOVUPS (R8), Y3
+	VMOVUPS 1344(SP), Y4
+	VMOVUPS 32(R9), Y5
+	VMOVUPS 1248(SP), Y6
+	VMOVUPS 32(DI), Y7
+	VMOVUPS 32(R8), Y8
+	VMOVUPS 1376(SP), Y9
+	VMOVUPS 64(R9), Y10
+	VMOVUPS 1280(SP), Y11
 
 gloop1:
 	TESTQ      R15, R15
@@ -19733,21 +22205,21 @@ gloop1fetched:
 	VSUBPS      Y14, Y13, Y13
 	VMOVUPS     64(R8), Y14
 	VMULPS      Y14, Y13, Y13
-	VMOVUPS     1376(SP), Y15
+	VMOVUPS     1408(SP), Y15
 	VFMADD231PS Y15, Y13, Y12
 	VMULPS      Y14, Y12, Y12
 	VMOVUPS     Y12, 64(AX)(R14*1)
 	VMOVUPS     96(BX)(R14*1), Y12
 	VMOVUPS     96(R9), Y13
 	VMULPS      Y13, Y12, Y12
-	VMOVUPS     1280(SP), Y13
+	VMOVUPS     1312(SP), Y13
 	VSUBPS      Y13, Y12, Y12
 	VMOVUPS     96(SI)(R14*1), Y13
 	VMOVUPS     96(DI), Y14
 	VSUBPS      Y14, Y13, Y13
 	VMOVUPS     96(R8), Y14
 	VMULPS      Y14, Y13, Y13
-	VMOVUPS     1408(SP), Y15
+	VMOVUPS     1440(SP), Y15
 	VFMADD231PS Y15, Y13, Y12
 	VMULPS      Y14, Y12, Y12
 	VMOVUPS     Y12, 96(AX)(R14*1)
@@ -19755,17 +22227,19 @@ gloop1fetched:
 	ADDQ        R12, R14
 	CMPQ        R13, R11
 	JB          gloop1
-	ADDQ        $+128, AX
-	ADDQ        $+128, CX
-	ADDQ        $+128, DX
-	ADDQ        $+128, BX
-	ADDQ        $+128, SI
-	ADDQ        $+128, DI
-	ADDQ        $+128, R8
-	ADDQ        $+128, R9
-	SUBQ        $+32, R10
-	CMPQ        R10, $+32
-	JAE         group
+
+gloop1out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	ADDQ $+128, DX
+	ADDQ $+128, BX
+	ADDQ $+128, SI
+	ADDQ $+128, DI
+	ADDQ $+128, R8
+	ADDQ $+128, R9
+	SUBQ $+32, R10
+	CMPQ R10, $+32
+	JAE  group
 
 blocks:
 	CMPQ R10, $+8
@@ -19781,10 +22255,10 @@ block:
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y0, 96(SP)
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y1, 160(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -19818,26 +22292,26 @@ bloop0fetched:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y0, Y0
-	VMOVUPS Y0, 96(SP)
+	VADDPS  128(SP), Y0, Y0
+	VMOVUPS Y0, 128(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  128(SP), Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VADDPS  160(SP), Y1, Y1
+	VMOVUPS Y1, 160(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS 128(SP), Y0
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 96(SP)
-	VMOVUPS 128(SP), Y1
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS 160(SP), Y1
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y1, 160(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -19849,16 +22323,16 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 96(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VADDPS  Y2, Y0, Y0
 	VMOVUPS 128(SP), Y2
 	VADDPS  64(SP), Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 160(SP), Y2
+	VADDPS  96(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 bloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y0, 544(SP)
+	VMOVUPS Y0, 576(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19867,7 +22341,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      544(SP), Y3
+	VMOVUPS      576(SP), Y3
 	VCMPPS       $0x16, Y0, Y3, Y0
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y0, Y0
@@ -19882,15 +22356,15 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s5 = s3 * s4
-	VMOVUPS 544(SP), Y2
+	VMOVUPS 576(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS Y2, 576(SP)
+	VMOVUPS Y2, 608(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 608(SP), Y2
 	VMOVUPS (R9), Y3
 	VMULPS  Y2, Y3, Y2
-	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y2, 640(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19899,7 +22373,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      608(SP), Y4
+	VMOVUPS      640(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -19907,7 +22381,7 @@ bloop0summed:
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y1, 672(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19916,7 +22390,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      640(SP), Y3
+	VMOVUPS      672(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -19924,15 +22398,15 @@ bloop0summed:
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 640(SP), Y1
-	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 672(SP)
-
-	// s9 = s2 * s8
-	VMOVUPS 672(SP), Y0
-	VMOVUPS (R9), Y1
+	VMOVUPS 672(SP), Y1
 	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 704(SP)
+
+	// s9 = s2 * s8
+	VMOVUPS 704(SP), Y0
+	VMOVUPS (R9), Y1
+	VMULPS  Y0, Y1, Y0
+	VMOVUPS Y0, 736(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
@@ -19941,7 +22415,7 @@ bloop0summed:
 	MOVL         $0xff7fffff, R13
 	VMOVD        R13, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      704(SP), Y2
+	VMOVUPS      736(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -19949,11 +22423,11 @@ bloop0summed:
 	JNE          done
 
 	// dbias[row] = s7
-	VMOVUPS 640(SP), Y0
+	VMOVUPS 672(SP), Y0
 	VMOVUPS Y0, (DX)
 
 	// dgain[row] = s3
-	VMOVUPS 544(SP), Y0
+	VMOVUPS 576(SP), Y0
 	VMOVUPS Y0, (CX)
 
 	// the constant 0
@@ -19962,19 +22436,57 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// s11 = 0 - s6
-	VMOVUPS 608(SP), Y1
+	VMOVUPS 640(SP), Y1
 	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y0, 736(SP)
+	VMOVUPS Y0, 768(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	MOVQ  32(SP), R13
+	TESTQ R13, R13
+	JZ    bloop1plain
+
+	// streaming stores
 	XORQ    R13, R13
 	XORQ    R14, R14
 	MOVQ    (SP), R15
 	VMOVUPS (R9), Y0
-	VMOVUPS 704(SP), Y1
+	VMOVUPS 736(SP), Y1
 	VMOVUPS (DI), Y2
 	VMOVUPS (R8), Y3
-	VMOVUPS 736(SP), Y4
+	VMOVUPS 768(SP), Y4
+
+bloop1nt:
+	TESTQ      R15, R15
+	JZ         bloop1ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	ADDQ       R12, R15
+
+bloop1ntfetched:
+	VMOVUPS     (BX)(R14*1), Y5
+	VMULPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMOVUPS     (SI)(R14*1), Y6
+	VSUBPS      Y2, Y6, Y6
+	VMULPS      Y3, Y6, Y6
+	VFMADD231PS Y4, Y6, Y5
+	VMULPS      Y3, Y5, Y5
+	VMOVNTPS    Y5, (AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          bloop1nt
+	JMP         bloop1out
+
+bloop1plain:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	VMOVUPS (R9), Y0
+	VMOVUPS 736(SP), Y1
+	VMOVUPS (DI), Y2
+	VMOVUPS (R8), Y3
+	VMOVUPS 768(SP), Y4
 
 bloop1:
 	TESTQ      R15, R15
@@ -19997,17 +22509,19 @@ bloop1fetched:
 	ADDQ        R12, R14
 	CMPQ        R13, R11
 	JB          bloop1
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	ADDQ        $+32, DX
-	ADDQ        $+32, BX
-	ADDQ        $+32, SI
-	ADDQ        $+32, DI
-	ADDQ        $+32, R8
-	ADDQ        $+32, R9
-	SUBQ        $+8, R10
-	CMPQ        R10, $+8
-	JAE         block
+
+bloop1out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	ADDQ $+32, DX
+	ADDQ $+32, BX
+	ADDQ $+32, SI
+	ADDQ $+32, DI
+	ADDQ $+32, R8
+	ADDQ $+32, R9
+	SUBQ $+8, R10
+	CMPQ R10, $+8
+	JAE  block
 
 tail:
 	TESTQ R10, R10
@@ -20023,25 +22537,25 @@ tail:
 
 	// s0 = mean[row]
 	VMASKMOVPS (DI), Y0, Y1
-	VMOVUPS    Y1, 544(SP)
+	VMOVUPS    Y1, 576(SP)
 
 	// s1 = rstd[row]
 	VMASKMOVPS (R8), Y0, Y1
-	VMOVUPS    Y1, 576(SP)
+	VMOVUPS    Y1, 608(SP)
 
 	// s2 = gain[row]
 	VMASKMOVPS (R9), Y0, Y1
-	VMOVUPS    Y1, 608(SP)
+	VMOVUPS    Y1, 640(SP)
 
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -20049,8 +22563,8 @@ tloop0short:
 	MOVQ    $+64, R9
 	CMPQ    R9, R11
 	CMOVQGT R11, R9
-	VMOVUPS 544(SP), Y3
-	VMOVUPS 576(SP), Y4
+	VMOVUPS 576(SP), Y3
+	VMOVUPS 608(SP), Y4
 
 tloop0:
 	VMASKMOVPS  (BX)(R8*1), Y0, Y5
@@ -20067,26 +22581,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, DI
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS 128(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS 160(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -20098,16 +22612,16 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VADDPS  Y3, Y1, Y1
 	VMOVUPS 128(SP), Y3
 	VADDPS  64(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 tloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Y1, 640(SP)
+	VMOVUPS Y1, 672(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -20116,7 +22630,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      640(SP), Y4
+	VMOVUPS      672(SP), Y4
 	VCMPPS       $0x16, Y1, Y4, Y1
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y1, Y1
@@ -20131,15 +22645,15 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// s5 = s3 * s4
-	VMOVUPS 640(SP), Y3
+	VMOVUPS 672(SP), Y3
 	VMULPS  Y1, Y3, Y3
-	VMOVUPS Y3, 672(SP)
+	VMOVUPS Y3, 704(SP)
 
 	// s6 = s2 * s5
-	VMOVUPS 672(SP), Y3
-	VMOVUPS 608(SP), Y4
+	VMOVUPS 704(SP), Y3
+	VMOVUPS 640(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y3, 704(SP)
+	VMOVUPS Y3, 736(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -20148,7 +22662,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X4
 	VBROADCASTSS X4, Y4
-	VMOVUPS      704(SP), Y5
+	VMOVUPS      736(SP), Y5
 	VCMPPS       $0x16, Y3, Y5, Y3
 	VCMPPS       $0x19, Y4, Y5, Y4
 	VORPS        Y4, Y3, Y3
@@ -20156,7 +22670,7 @@ tloop0summed:
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Y2, 736(SP)
+	VMOVUPS Y2, 768(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -20165,7 +22679,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X3
 	VBROADCASTSS X3, Y3
-	VMOVUPS      736(SP), Y4
+	VMOVUPS      768(SP), Y4
 	VCMPPS       $0x16, Y2, Y4, Y2
 	VCMPPS       $0x19, Y3, Y4, Y3
 	VORPS        Y3, Y2, Y2
@@ -20173,15 +22687,15 @@ tloop0summed:
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 736(SP), Y2
-	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 768(SP)
-
-	// s9 = s2 * s8
-	VMOVUPS 768(SP), Y1
-	VMOVUPS 608(SP), Y2
+	VMOVUPS 768(SP), Y2
 	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 800(SP)
+
+	// s9 = s2 * s8
+	VMOVUPS 800(SP), Y1
+	VMOVUPS 640(SP), Y2
+	VMULPS  Y1, Y2, Y1
+	VMOVUPS Y1, 832(SP)
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
@@ -20190,7 +22704,7 @@ tloop0summed:
 	MOVL         $0xff7fffff, DI
 	VMOVD        DI, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      800(SP), Y3
+	VMOVUPS      832(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -20198,11 +22712,11 @@ tloop0summed:
 	JNE          done
 
 	// dbias[row] = s7
-	VMOVUPS    736(SP), Y1
+	VMOVUPS    768(SP), Y1
 	VMASKMOVPS Y1, Y0, (DX)
 
 	// dgain[row] = s3
-	VMOVUPS    640(SP), Y1
+	VMOVUPS    672(SP), Y1
 	VMASKMOVPS Y1, Y0, (CX)
 
 	// the constant 0
@@ -20211,18 +22725,18 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// s11 = 0 - s6
-	VMOVUPS 704(SP), Y2
+	VMOVUPS 736(SP), Y2
 	VSUBPS  Y2, Y1, Y1
-	VMOVUPS Y1, 832(SP)
+	VMOVUPS Y1, 864(SP)
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	XORQ    CX, CX
 	XORQ    DX, DX
-	VMOVUPS 608(SP), Y1
-	VMOVUPS 800(SP), Y2
-	VMOVUPS 544(SP), Y3
-	VMOVUPS 576(SP), Y4
-	VMOVUPS 832(SP), Y5
+	VMOVUPS 640(SP), Y1
+	VMOVUPS 832(SP), Y2
+	VMOVUPS 576(SP), Y3
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 864(SP), Y5
 
 tloop1:
 	VMASKMOVPS  (BX)(DX*1), Y0, Y6
@@ -20241,9 +22755,15 @@ tloop1:
 	XORQ        R10, R10
 
 done:
-	MOVQ rows+64(FP), AX
-	SUBQ R10, AX
-	MOVQ AX, ret+88(FP)
+	MOVQ  rows+64(FP), AX
+	SUBQ  R10, AX
+	MOVQ  AX, ret+88(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
@@ -21728,7 +24248,7 @@ done:
 
 // func avx512BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1088-80
+TEXT ·convnormAvx512BatchNormTrainONNXColumnsAny(SB), $1152-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -21756,6 +24276,24 @@ nopf:
 
 pfset:
 	MOVQ R11, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ  R10, R11
+	ORQ   AX, R11
+	TESTQ $+63, R11
+	JNZ   nont
+	MOVQ  R10, R11
+	IMULQ R9, R11
+	CMPQ  R11, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R11
+	JMP   ntset
+
+nont:
+	XORQ R11, R11
+
+ntset:
+	MOVQ R11, 64(SP)
 	CMPQ R8, $+64
 	JB   blocks
 
@@ -21774,14 +24312,14 @@ group:
 	VPXORD  Z7, Z7, Z7
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0short:
 	XORQ    R11, R11
@@ -21821,42 +24359,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  320(SP), Z4, Z4
-	VMOVUPS Z4, 320(SP)
+	VADDPS  384(SP), Z4, Z4
+	VMOVUPS Z4, 384(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  384(SP), Z5, Z5
-	VMOVUPS Z5, 384(SP)
+	VADDPS  448(SP), Z5, Z5
+	VMOVUPS Z5, 448(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  448(SP), Z6, Z6
-	VMOVUPS Z6, 448(SP)
+	VADDPS  512(SP), Z6, Z6
+	VMOVUPS Z6, 512(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  512(SP), Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VADDPS  576(SP), Z7, Z7
+	VMOVUPS Z7, 576(SP)
 	VPXORD  Z7, Z7, Z7
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 320(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 384(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS 384(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS 448(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS 448(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS 512(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS 512(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS 576(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 512(SP)
+	VMOVUPS Z7, 576(SP)
 
 gloop0next:
 	ADDQ    $+64, R14
@@ -21868,17 +24406,17 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
-	VMOVUPS 320(SP), Z8
-	VADDPS  64(SP), Z8, Z8
-	VADDPS  Z8, Z4, Z4
 	VMOVUPS 384(SP), Z8
 	VADDPS  128(SP), Z8, Z8
-	VADDPS  Z8, Z5, Z5
+	VADDPS  Z8, Z4, Z4
 	VMOVUPS 448(SP), Z8
 	VADDPS  192(SP), Z8, Z8
-	VADDPS  Z8, Z6, Z6
+	VADDPS  Z8, Z5, Z5
 	VMOVUPS 512(SP), Z8
 	VADDPS  256(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 576(SP), Z8
+	VADDPS  320(SP), Z8, Z8
 	VADDPS  Z8, Z7, Z7
 
 gloop0summed:
@@ -21913,22 +24451,22 @@ gloop0summed:
 	VPXORD  Z12, Z12, Z12
 	CMPQ    R9, $+64
 	JBE     gloop1short
-	VMOVUPS Z4, 64(SP)
-	VMOVUPS Z5, 128(SP)
-	VMOVUPS Z6, 192(SP)
-	VMOVUPS Z7, 256(SP)
-	VMOVUPS Z9, 320(SP)
-	VMOVUPS Z10, 384(SP)
-	VMOVUPS Z11, 448(SP)
-	VMOVUPS Z12, 512(SP)
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z9, 384(SP)
+	VMOVUPS Z10, 448(SP)
+	VMOVUPS Z11, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1short:
 	XORQ    R11, R11
@@ -21972,74 +24510,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  576(SP), Z4, Z4
-	VMOVUPS Z4, 576(SP)
+	VADDPS  640(SP), Z4, Z4
+	VMOVUPS Z4, 640(SP)
 	VPXORD  Z4, Z4, Z4
-	VADDPS  640(SP), Z5, Z5
-	VMOVUPS Z5, 640(SP)
+	VADDPS  704(SP), Z5, Z5
+	VMOVUPS Z5, 704(SP)
 	VPXORD  Z5, Z5, Z5
-	VADDPS  704(SP), Z6, Z6
-	VMOVUPS Z6, 704(SP)
+	VADDPS  768(SP), Z6, Z6
+	VMOVUPS Z6, 768(SP)
 	VPXORD  Z6, Z6, Z6
-	VADDPS  768(SP), Z7, Z7
-	VMOVUPS Z7, 768(SP)
+	VADDPS  832(SP), Z7, Z7
+	VMOVUPS Z7, 832(SP)
 	VPXORD  Z7, Z7, Z7
-	VADDPS  832(SP), Z9, Z9
-	VMOVUPS Z9, 832(SP)
+	VADDPS  896(SP), Z9, Z9
+	VMOVUPS Z9, 896(SP)
 	VPXORD  Z9, Z9, Z9
-	VADDPS  896(SP), Z10, Z10
-	VMOVUPS Z10, 896(SP)
+	VADDPS  960(SP), Z10, Z10
+	VMOVUPS Z10, 960(SP)
 	VPXORD  Z10, Z10, Z10
-	VADDPS  960(SP), Z11, Z11
-	VMOVUPS Z11, 960(SP)
+	VADDPS  1024(SP), Z11, Z11
+	VMOVUPS Z11, 1024(SP)
 	VPXORD  Z11, Z11, Z11
-	VADDPS  1024(SP), Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VADDPS  1088(SP), Z12, Z12
+	VMOVUPS Z12, 1088(SP)
 	VPXORD  Z12, Z12, Z12
 	TESTQ   $+4095, R11
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 576(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VMOVUPS Z4, 64(SP)
+	VMOVUPS 640(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
 	VPXORD  Z4, Z4, Z4
-	VMOVUPS Z4, 576(SP)
-	VMOVUPS 640(SP), Z5
-	VADDPS  128(SP), Z5, Z5
-	VMOVUPS Z5, 128(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS 704(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
 	VPXORD  Z5, Z5, Z5
-	VMOVUPS Z5, 640(SP)
-	VMOVUPS 704(SP), Z6
-	VADDPS  192(SP), Z6, Z6
-	VMOVUPS Z6, 192(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS 768(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
 	VPXORD  Z6, Z6, Z6
-	VMOVUPS Z6, 704(SP)
-	VMOVUPS 768(SP), Z7
-	VADDPS  256(SP), Z7, Z7
-	VMOVUPS Z7, 256(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS 832(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
 	VPXORD  Z7, Z7, Z7
-	VMOVUPS Z7, 768(SP)
-	VMOVUPS 832(SP), Z9
-	VADDPS  320(SP), Z9, Z9
-	VMOVUPS Z9, 320(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS 896(SP), Z9
+	VADDPS  384(SP), Z9, Z9
+	VMOVUPS Z9, 384(SP)
 	VPXORD  Z9, Z9, Z9
-	VMOVUPS Z9, 832(SP)
-	VMOVUPS 896(SP), Z10
-	VADDPS  384(SP), Z10, Z10
-	VMOVUPS Z10, 384(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS 960(SP), Z10
+	VADDPS  448(SP), Z10, Z10
+	VMOVUPS Z10, 448(SP)
 	VPXORD  Z10, Z10, Z10
-	VMOVUPS Z10, 896(SP)
-	VMOVUPS 960(SP), Z11
-	VADDPS  448(SP), Z11, Z11
-	VMOVUPS Z11, 448(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS 1024(SP), Z11
+	VADDPS  512(SP), Z11, Z11
+	VMOVUPS Z11, 512(SP)
 	VPXORD  Z11, Z11, Z11
-	VMOVUPS Z11, 960(SP)
-	VMOVUPS 1024(SP), Z12
-	VADDPS  512(SP), Z12, Z12
-	VMOVUPS Z12, 512(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS 1088(SP), Z12
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
 	VPXORD  Z12, Z12, Z12
-	VMOVUPS Z12, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
 
 gloop1next:
 	ADDQ    $+64, R14
@@ -22051,29 +24589,29 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop1summed
-	VMOVUPS 576(SP), Z13
-	VADDPS  64(SP), Z13, Z13
-	VADDPS  Z13, Z4, Z4
 	VMOVUPS 640(SP), Z13
 	VADDPS  128(SP), Z13, Z13
-	VADDPS  Z13, Z5, Z5
+	VADDPS  Z13, Z4, Z4
 	VMOVUPS 704(SP), Z13
 	VADDPS  192(SP), Z13, Z13
-	VADDPS  Z13, Z6, Z6
+	VADDPS  Z13, Z5, Z5
 	VMOVUPS 768(SP), Z13
 	VADDPS  256(SP), Z13, Z13
-	VADDPS  Z13, Z7, Z7
+	VADDPS  Z13, Z6, Z6
 	VMOVUPS 832(SP), Z13
 	VADDPS  320(SP), Z13, Z13
-	VADDPS  Z13, Z9, Z9
+	VADDPS  Z13, Z7, Z7
 	VMOVUPS 896(SP), Z13
 	VADDPS  384(SP), Z13, Z13
-	VADDPS  Z13, Z10, Z10
+	VADDPS  Z13, Z9, Z9
 	VMOVUPS 960(SP), Z13
 	VADDPS  448(SP), Z13, Z13
-	VADDPS  Z13, Z11, Z11
+	VADDPS  Z13, Z10, Z10
 	VMOVUPS 1024(SP), Z13
 	VADDPS  512(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1088(SP), Z13
+	VADDPS  576(SP), Z13, Z13
 	VADDPS  Z13, Z12, Z12
 
 gloop1summed:
@@ -22250,6 +24788,56 @@ gloop1summed:
 	VMOVUPS 192(BX), Z15
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R11
+	TESTQ R11, R11
+	JZ    gloop2plain
+
+	// streaming stores
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
+
+gloop2nt:
+	TESTQ      R13, R13
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop2ntfetched:
+	VMOVUPS  (CX)(R12*1), Z16
+	VSUBPS   Z0, Z16, Z16
+	VSUBPS   Z4, Z16, Z16
+	VMULPS   Z8, Z16, Z16
+	VADDPS   Z12, Z16, Z16
+	VMOVNTPS Z16, (AX)(R12*1)
+	VMOVUPS  64(CX)(R12*1), Z16
+	VSUBPS   Z1, Z16, Z16
+	VSUBPS   Z5, Z16, Z16
+	VMULPS   Z9, Z16, Z16
+	VADDPS   Z13, Z16, Z16
+	VMOVNTPS Z16, 64(AX)(R12*1)
+	VMOVUPS  128(CX)(R12*1), Z16
+	VSUBPS   Z2, Z16, Z16
+	VSUBPS   Z6, Z16, Z16
+	VMULPS   Z10, Z16, Z16
+	VADDPS   Z14, Z16, Z16
+	VMOVNTPS Z16, 128(AX)(R12*1)
+	VMOVUPS  192(CX)(R12*1), Z16
+	VSUBPS   Z3, Z16, Z16
+	VSUBPS   Z7, Z16, Z16
+	VMULPS   Z11, Z16, Z16
+	VADDPS   Z15, Z16, Z16
+	VMOVNTPS Z16, 192(AX)(R12*1)
+	INCQ     R11
+	ADDQ     R10, R12
+	CMPQ     R11, R9
+	JB       gloop2nt
+	JMP      gloop2out
+
+gloop2plain:
 	XORQ R11, R11
 	XORQ R12, R12
 	MOVQ (SP), R13
@@ -22292,15 +24880,17 @@ gloop2fetched:
 	ADDQ    R10, R12
 	CMPQ    R11, R9
 	JB      gloop2
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
-	ADDQ    $+256, SI
-	ADDQ    $+256, DI
-	SUBQ    $+64, R8
-	CMPQ    R8, $+64
-	JAE     group
+
+gloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	SUBQ $+64, R8
+	CMPQ R8, $+64
+	JAE  group
 
 blocks:
 	CMPQ R8, $+16
@@ -22315,8 +24905,8 @@ block:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -22344,18 +24934,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -22367,8 +24957,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
@@ -22391,10 +24981,10 @@ bloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     bloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1short:
 	XORQ    R11, R11
@@ -22423,26 +25013,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1next:
 	ADDQ    $+64, R14
@@ -22454,11 +25044,11 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
@@ -22560,6 +25150,35 @@ bloop1summed:
 	VMOVUPS (BX), Z3
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R11
+	TESTQ R11, R11
+	JZ    bloop2plain
+
+	// streaming stores
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
+
+bloop2nt:
+	TESTQ      R13, R13
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop2ntfetched:
+	VMOVUPS  (CX)(R12*1), Z4
+	VSUBPS   Z0, Z4, Z4
+	VSUBPS   Z1, Z4, Z4
+	VMULPS   Z2, Z4, Z4
+	VADDPS   Z3, Z4, Z4
+	VMOVNTPS Z4, (AX)(R12*1)
+	INCQ     R11
+	ADDQ     R10, R12
+	CMPQ     R11, R9
+	JB       bloop2nt
+	JMP      bloop2out
+
+bloop2plain:
 	XORQ R11, R11
 	XORQ R12, R12
 	MOVQ (SP), R13
@@ -22581,15 +25200,17 @@ bloop2fetched:
 	ADDQ    R10, R12
 	CMPQ    R11, R9
 	JB      bloop2
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $+64, DI
-	SUBQ    $+16, R8
-	CMPQ    R8, $+16
-	JAE     block
+
+bloop2out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	ADDQ $+64, DX
+	ADDQ $+64, BX
+	ADDQ $+64, SI
+	ADDQ $+64, DI
+	SUBQ $+16, R8
+	CMPQ R8, $+16
+	JAE  block
 
 tail:
 	TESTQ R8, R8
@@ -22608,8 +25229,8 @@ tail:
 	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Z1, 64(SP)
 	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -22630,18 +25251,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  128(SP), Z1, Z1
-	VMOVUPS Z1, 128(SP)
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
 	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 128(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
-	VPXORD  Z1, Z1, Z1
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
 	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -22653,8 +25274,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 128(SP), Z2
-	VADDPS  64(SP), Z2, Z2
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
 	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
@@ -22677,10 +25298,10 @@ tloop0summed:
 	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     tloop1short
-	VMOVUPS Z1, 64(SP)
-	VMOVUPS Z3, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z3, 192(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -22702,26 +25323,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  256(SP), Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
 	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z1
-	VADDPS  64(SP), Z1, Z1
-	VMOVUPS Z1, 64(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z1, 256(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
 	VPXORD  Z3, Z3, Z3
-	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -22733,11 +25354,11 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 192(SP), Z4
-	VADDPS  64(SP), Z4, Z4
-	VADDPS  Z4, Z1, Z1
 	VMOVUPS 256(SP), Z4
 	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
 	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
@@ -22856,15 +25477,21 @@ tloop2:
 	XORQ      R8, R8
 
 done:
-	MOVQ rows+48(FP), AX
-	SUBQ R8, AX
-	MOVQ AX, ret+72(FP)
+	MOVQ  rows+48(FP), AX
+	SUBQ  R8, AX
+	MOVQ  AX, ret+72(FP)
+	MOVQ  64(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2BatchNormTrainONNXColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, runMean *float32, runVar *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3360-80
+TEXT ·convnormAvx2BatchNormTrainONNXColumnsAny(SB), $3392-80
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -22892,6 +25519,27 @@ nopf:
 
 pfset:
 	MOVQ R11, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ  R10, R11
+	ORQ   AX, R11
+	TESTQ $+31, R11
+	JNZ   nont
+	CMPQ  R10, $+8192
+	JB    nont
+	MOVQ  R10, R11
+	IMULQ R9, R11
+	CMPQ  R11, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R11
+	JMP   ntset
+
+nont:
+	XORQ R11, R11
+
+ntset:
+	MOVQ R11, 32(SP)
 	CMPQ R8, $+32
 	JB   blocks
 
@@ -22905,14 +25553,14 @@ group:
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     gloop0short
-	VMOVUPS Y0, 32(SP)
-	VMOVUPS Y1, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y3, 128(SP)
-	VMOVUPS Y0, 160(SP)
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS Y2, 224(SP)
-	VMOVUPS Y3, 256(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y1, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y1, 224(SP)
+	VMOVUPS Y2, 256(SP)
+	VMOVUPS Y3, 288(SP)
 
 gloop0short:
 	XORQ    R11, R11
@@ -22954,42 +25602,42 @@ gloop0fetched:
 	JAE     gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  160(SP), Y0, Y0
-	VMOVUPS Y0, 160(SP)
+	VADDPS  192(SP), Y0, Y0
+	VMOVUPS Y0, 192(SP)
 	VXORPS  Y0, Y0, Y0
-	VADDPS  192(SP), Y1, Y1
-	VMOVUPS Y1, 192(SP)
+	VADDPS  224(SP), Y1, Y1
+	VMOVUPS Y1, 224(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  224(SP), Y2, Y2
-	VMOVUPS Y2, 224(SP)
+	VADDPS  256(SP), Y2, Y2
+	VMOVUPS Y2, 256(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  256(SP), Y3, Y3
-	VMOVUPS Y3, 256(SP)
+	VADDPS  288(SP), Y3, Y3
+	VMOVUPS Y3, 288(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 160(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
+	VMOVUPS 192(SP), Y0
+	VADDPS  64(SP), Y0, Y0
+	VMOVUPS Y0, 64(SP)
 	VXORPS  Y0, Y0, Y0
-	VMOVUPS Y0, 160(SP)
-	VMOVUPS 192(SP), Y1
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS 224(SP), Y1
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 192(SP)
-	VMOVUPS 224(SP), Y2
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 224(SP)
+	VMOVUPS 256(SP), Y2
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 224(SP)
-	VMOVUPS 256(SP), Y3
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y2, 256(SP)
+	VMOVUPS 288(SP), Y3
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 256(SP)
+	VMOVUPS Y3, 288(SP)
 
 gloop0next:
 	ADDQ    $+64, R14
@@ -23001,25 +25649,25 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop0summed
-	VMOVUPS 160(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y0, Y0
 	VMOVUPS 192(SP), Y4
 	VADDPS  64(SP), Y4, Y4
-	VADDPS  Y4, Y1, Y1
+	VADDPS  Y4, Y0, Y0
 	VMOVUPS 224(SP), Y4
 	VADDPS  96(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
+	VADDPS  Y4, Y1, Y1
 	VMOVUPS 256(SP), Y4
 	VADDPS  128(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 288(SP), Y4
+	VADDPS  160(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 gloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 288(SP)
-	VMOVUPS Y1, 320(SP)
-	VMOVUPS Y2, 352(SP)
-	VMOVUPS Y3, 384(SP)
+	VMOVUPS Y0, 320(SP)
+	VMOVUPS Y1, 352(SP)
+	VMOVUPS Y2, 384(SP)
+	VMOVUPS Y3, 416(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -23029,36 +25677,36 @@ gloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 288(SP), Y1
+	VMOVUPS 320(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 320(SP), Y2
+	VMOVUPS 352(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 352(SP), Y3
+	VMOVUPS 384(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 384(SP), Y4
+	VMOVUPS 416(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 416(SP)
-	VMOVUPS Y2, 448(SP)
-	VMOVUPS Y3, 480(SP)
-	VMOVUPS Y4, 512(SP)
+	VMOVUPS Y1, 448(SP)
+	VMOVUPS Y2, 480(SP)
+	VMOVUPS Y3, 512(SP)
+	VMOVUPS Y4, 544(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 416(SP), Y1
+	VMOVUPS 448(SP), Y1
 	VMOVUPS (CX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 448(SP), Y2
+	VMOVUPS 480(SP), Y2
 	VMOVUPS 32(CX), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 480(SP), Y3
+	VMOVUPS 512(SP), Y3
 	VMOVUPS 64(CX), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 512(SP), Y4
+	VMOVUPS 544(SP), Y4
 	VMOVUPS 96(CX), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS Y1, 544(SP)
-	VMOVUPS Y2, 576(SP)
-	VMOVUPS Y3, 608(SP)
-	VMOVUPS Y4, 640(SP)
+	VMOVUPS Y1, 576(SP)
+	VMOVUPS Y2, 608(SP)
+	VMOVUPS Y3, 640(SP)
+	VMOVUPS Y4, 672(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
@@ -23071,22 +25719,22 @@ gloop0summed:
 	VXORPS  Y8, Y8, Y8
 	CMPQ    R9, $+64
 	JBE     gloop1short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y3, 96(SP)
-	VMOVUPS Y4, 128(SP)
-	VMOVUPS Y5, 160(SP)
-	VMOVUPS Y6, 192(SP)
-	VMOVUPS Y7, 224(SP)
-	VMOVUPS Y8, 256(SP)
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS Y7, 864(SP)
-	VMOVUPS Y8, 896(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y4, 160(SP)
+	VMOVUPS Y5, 192(SP)
+	VMOVUPS Y6, 224(SP)
+	VMOVUPS Y7, 256(SP)
+	VMOVUPS Y8, 288(SP)
+	VMOVUPS Y1, 704(SP)
+	VMOVUPS Y2, 736(SP)
+	VMOVUPS Y3, 768(SP)
+	VMOVUPS Y4, 800(SP)
+	VMOVUPS Y5, 832(SP)
+	VMOVUPS Y6, 864(SP)
+	VMOVUPS Y7, 896(SP)
+	VMOVUPS Y8, 928(SP)
 
 gloop1short:
 	XORQ    R11, R11
@@ -23095,10 +25743,10 @@ gloop1short:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
-	VMOVUPS 544(SP), Y9
-	VMOVUPS 576(SP), Y10
-	VMOVUPS 608(SP), Y11
-	VMOVUPS 640(SP), Y12
+	VMOVUPS 576(SP), Y9
+	VMOVUPS 608(SP), Y10
+	VMOVUPS 640(SP), Y11
+	VMOVUPS 672(SP), Y12
 
 gloop1:
 	TESTQ      R13, R13
@@ -23132,74 +25780,74 @@ gloop1fetched:
 	JAE         gloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  672(SP), Y1, Y1
-	VMOVUPS Y1, 672(SP)
+	VADDPS  704(SP), Y1, Y1
+	VMOVUPS Y1, 704(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  704(SP), Y2, Y2
-	VMOVUPS Y2, 704(SP)
+	VADDPS  736(SP), Y2, Y2
+	VMOVUPS Y2, 736(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  736(SP), Y3, Y3
-	VMOVUPS Y3, 736(SP)
+	VADDPS  768(SP), Y3, Y3
+	VMOVUPS Y3, 768(SP)
 	VXORPS  Y3, Y3, Y3
-	VADDPS  768(SP), Y4, Y4
-	VMOVUPS Y4, 768(SP)
+	VADDPS  800(SP), Y4, Y4
+	VMOVUPS Y4, 800(SP)
 	VXORPS  Y4, Y4, Y4
-	VADDPS  800(SP), Y5, Y5
-	VMOVUPS Y5, 800(SP)
+	VADDPS  832(SP), Y5, Y5
+	VMOVUPS Y5, 832(SP)
 	VXORPS  Y5, Y5, Y5
-	VADDPS  832(SP), Y6, Y6
-	VMOVUPS Y6, 832(SP)
+	VADDPS  864(SP), Y6, Y6
+	VMOVUPS Y6, 864(SP)
 	VXORPS  Y6, Y6, Y6
-	VADDPS  864(SP), Y7, Y7
-	VMOVUPS Y7, 864(SP)
+	VADDPS  896(SP), Y7, Y7
+	VMOVUPS Y7, 896(SP)
 	VXORPS  Y7, Y7, Y7
-	VADDPS  896(SP), Y8, Y8
-	VMOVUPS Y8, 896(SP)
+	VADDPS  928(SP), Y8, Y8
+	VMOVUPS Y8, 928(SP)
 	VXORPS  Y8, Y8, Y8
 	TESTQ   $+4095, R11
 	JNZ     gloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 672(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 704(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 672(SP)
-	VMOVUPS 704(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 704(SP)
+	VMOVUPS 736(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 704(SP)
-	VMOVUPS 736(SP), Y3
-	VADDPS  96(SP), Y3, Y3
-	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y2, 736(SP)
+	VMOVUPS 768(SP), Y3
+	VADDPS  128(SP), Y3, Y3
+	VMOVUPS Y3, 128(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 736(SP)
-	VMOVUPS 768(SP), Y4
-	VADDPS  128(SP), Y4, Y4
-	VMOVUPS Y4, 128(SP)
+	VMOVUPS Y3, 768(SP)
+	VMOVUPS 800(SP), Y4
+	VADDPS  160(SP), Y4, Y4
+	VMOVUPS Y4, 160(SP)
 	VXORPS  Y4, Y4, Y4
-	VMOVUPS Y4, 768(SP)
-	VMOVUPS 800(SP), Y5
-	VADDPS  160(SP), Y5, Y5
-	VMOVUPS Y5, 160(SP)
+	VMOVUPS Y4, 800(SP)
+	VMOVUPS 832(SP), Y5
+	VADDPS  192(SP), Y5, Y5
+	VMOVUPS Y5, 192(SP)
 	VXORPS  Y5, Y5, Y5
-	VMOVUPS Y5, 800(SP)
-	VMOVUPS 832(SP), Y6
-	VADDPS  192(SP), Y6, Y6
-	VMOVUPS Y6, 192(SP)
+	VMOVUPS Y5, 832(SP)
+	VMOVUPS 864(SP), Y6
+	VADDPS  224(SP), Y6, Y6
+	VMOVUPS Y6, 224(SP)
 	VXORPS  Y6, Y6, Y6
-	VMOVUPS Y6, 832(SP)
-	VMOVUPS 864(SP), Y7
-	VADDPS  224(SP), Y7, Y7
-	VMOVUPS Y7, 224(SP)
+	VMOVUPS Y6, 864(SP)
+	VMOVUPS 896(SP), Y7
+	VADDPS  256(SP), Y7, Y7
+	VMOVUPS Y7, 256(SP)
 	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 864(SP)
-	VMOVUPS 896(SP), Y8
-	VADDPS  256(SP), Y8, Y8
-	VMOVUPS Y8, 256(SP)
+	VMOVUPS Y7, 896(SP)
+	VMOVUPS 928(SP), Y8
+	VADDPS  288(SP), Y8, Y8
+	VMOVUPS Y8, 288(SP)
 	VXORPS  Y8, Y8, Y8
-	VMOVUPS Y8, 896(SP)
+	VMOVUPS Y8, 928(SP)
 
 gloop1next:
 	ADDQ    $+64, R14
@@ -23211,103 +25859,103 @@ gloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     gloop1summed
-	VMOVUPS 672(SP), Y9
-	VADDPS  32(SP), Y9, Y9
-	VADDPS  Y9, Y1, Y1
 	VMOVUPS 704(SP), Y9
 	VADDPS  64(SP), Y9, Y9
-	VADDPS  Y9, Y2, Y2
+	VADDPS  Y9, Y1, Y1
 	VMOVUPS 736(SP), Y9
 	VADDPS  96(SP), Y9, Y9
-	VADDPS  Y9, Y3, Y3
+	VADDPS  Y9, Y2, Y2
 	VMOVUPS 768(SP), Y9
 	VADDPS  128(SP), Y9, Y9
-	VADDPS  Y9, Y4, Y4
+	VADDPS  Y9, Y3, Y3
 	VMOVUPS 800(SP), Y9
 	VADDPS  160(SP), Y9, Y9
-	VADDPS  Y9, Y5, Y5
+	VADDPS  Y9, Y4, Y4
 	VMOVUPS 832(SP), Y9
 	VADDPS  192(SP), Y9, Y9
-	VADDPS  Y9, Y6, Y6
+	VADDPS  Y9, Y5, Y5
 	VMOVUPS 864(SP), Y9
 	VADDPS  224(SP), Y9, Y9
-	VADDPS  Y9, Y7, Y7
+	VADDPS  Y9, Y6, Y6
 	VMOVUPS 896(SP), Y9
 	VADDPS  256(SP), Y9, Y9
+	VADDPS  Y9, Y7, Y7
+	VMOVUPS 928(SP), Y9
+	VADDPS  288(SP), Y9, Y9
 	VADDPS  Y9, Y8, Y8
 
 gloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 928(SP)
-	VMOVUPS Y2, 960(SP)
-	VMOVUPS Y3, 992(SP)
-	VMOVUPS Y4, 1024(SP)
+	VMOVUPS Y1, 960(SP)
+	VMOVUPS Y2, 992(SP)
+	VMOVUPS Y3, 1024(SP)
+	VMOVUPS Y4, 1056(SP)
 
 	// correction = devSum * invN
-	VMOVUPS 928(SP), Y1
+	VMOVUPS 960(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 960(SP), Y2
+	VMOVUPS 992(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 992(SP), Y3
+	VMOVUPS 1024(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1024(SP), Y4
+	VMOVUPS 1056(SP), Y4
 	VMULPS  Y0, Y4, Y4
-	VMOVUPS Y1, 1056(SP)
-	VMOVUPS Y2, 1088(SP)
-	VMOVUPS Y3, 1120(SP)
-	VMOVUPS Y4, 1152(SP)
+	VMOVUPS Y1, 1088(SP)
+	VMOVUPS Y2, 1120(SP)
+	VMOVUPS Y3, 1152(SP)
+	VMOVUPS Y4, 1184(SP)
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y5, 1184(SP)
-	VMOVUPS Y6, 1216(SP)
-	VMOVUPS Y7, 1248(SP)
-	VMOVUPS Y8, 1280(SP)
+	VMOVUPS Y5, 1216(SP)
+	VMOVUPS Y6, 1248(SP)
+	VMOVUPS Y7, 1280(SP)
+	VMOVUPS Y8, 1312(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 1184(SP), Y1
+	VMOVUPS 1216(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS 1216(SP), Y2
+	VMOVUPS 1248(SP), Y2
 	VMULPS  Y0, Y2, Y2
-	VMOVUPS 1248(SP), Y3
+	VMOVUPS 1280(SP), Y3
 	VMULPS  Y0, Y3, Y3
-	VMOVUPS 1280(SP), Y4
+	VMOVUPS 1312(SP), Y4
 	VMULPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1312(SP)
-	VMOVUPS Y2, 1344(SP)
-	VMOVUPS Y3, 1376(SP)
-	VMOVUPS Y0, 1408(SP)
+	VMOVUPS Y1, 1344(SP)
+	VMOVUPS Y2, 1376(SP)
+	VMOVUPS Y3, 1408(SP)
+	VMOVUPS Y0, 1440(SP)
 
 	// correctionSq = correction * correction
-	VMOVUPS 1056(SP), Y0
+	VMOVUPS 1088(SP), Y0
 	VMULPS  Y0, Y0, Y0
-	VMOVUPS 1088(SP), Y1
+	VMOVUPS 1120(SP), Y1
 	VMULPS  Y1, Y1, Y1
-	VMOVUPS 1120(SP), Y2
+	VMOVUPS 1152(SP), Y2
 	VMULPS  Y2, Y2, Y2
-	VMOVUPS 1152(SP), Y3
+	VMOVUPS 1184(SP), Y3
 	VMULPS  Y3, Y3, Y3
-	VMOVUPS Y0, 1440(SP)
-	VMOVUPS Y1, 1472(SP)
-	VMOVUPS Y2, 1504(SP)
-	VMOVUPS Y3, 1536(SP)
+	VMOVUPS Y0, 1472(SP)
+	VMOVUPS Y1, 1504(SP)
+	VMOVUPS Y2, 1536(SP)
+	VMOVUPS Y3, 1568(SP)
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1440(SP), Y0
-	VMOVUPS 1312(SP), Y1
+	VMOVUPS 1472(SP), Y0
+	VMOVUPS 1344(SP), Y1
 	VSUBPS  Y0, Y1, Y0
-	VMOVUPS 1472(SP), Y1
-	VMOVUPS 1344(SP), Y2
+	VMOVUPS 1504(SP), Y1
+	VMOVUPS 1376(SP), Y2
 	VSUBPS  Y1, Y2, Y1
-	VMOVUPS 1504(SP), Y2
-	VMOVUPS 1376(SP), Y3
+	VMOVUPS 1536(SP), Y2
+	VMOVUPS 1408(SP), Y3
 	VSUBPS  Y2, Y3, Y2
-	VMOVUPS 1536(SP), Y3
-	VMOVUPS 1408(SP), Y4
+	VMOVUPS 1568(SP), Y3
+	VMOVUPS 1440(SP), Y4
 	VSUBPS  Y3, Y4, Y3
-	VMOVUPS Y0, 1568(SP)
-	VMOVUPS Y1, 1600(SP)
-	VMOVUPS Y2, 1632(SP)
-	VMOVUPS Y3, 1664(SP)
+	VMOVUPS Y0, 1600(SP)
+	VMOVUPS Y1, 1632(SP)
+	VMOVUPS Y2, 1664(SP)
+	VMOVUPS Y3, 1696(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
@@ -23315,18 +25963,18 @@ gloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// varianceEps = variance + eps
-	VMOVUPS 1568(SP), Y1
+	VMOVUPS 1600(SP), Y1
 	VADDPS  Y0, Y1, Y1
-	VMOVUPS 1600(SP), Y2
+	VMOVUPS 1632(SP), Y2
 	VADDPS  Y0, Y2, Y2
-	VMOVUPS 1632(SP), Y3
+	VMOVUPS 1664(SP), Y3
 	VADDPS  Y0, Y3, Y3
-	VMOVUPS 1664(SP), Y4
+	VMOVUPS 1696(SP), Y4
 	VADDPS  Y0, Y4, Y0
-	VMOVUPS Y1, 1696(SP)
-	VMOVUPS Y2, 1728(SP)
-	VMOVUPS Y3, 1760(SP)
-	VMOVUPS Y0, 1792(SP)
+	VMOVUPS Y1, 1728(SP)
+	VMOVUPS Y2, 1760(SP)
+	VMOVUPS Y3, 1792(SP)
+	VMOVUPS Y0, 1824(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
@@ -23335,12 +25983,6 @@ gloop1summed:
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      1696(SP), Y2
-	VCMPPS       $0x16, Y0, Y2, Y3
-	VCMPPS       $0x19, Y1, Y2, Y2
-	VORPS        Y2, Y3, Y2
-	VTESTPS      Y2, Y2
-	JNE          blocks
 	VMOVUPS      1728(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y3
 	VCMPPS       $0x19, Y1, Y2, Y2
@@ -23354,6 +25996,12 @@ gloop1summed:
 	VTESTPS      Y2, Y2
 	JNE          blocks
 	VMOVUPS      1792(SP), Y2
+	VCMPPS       $0x16, Y0, Y2, Y3
+	VCMPPS       $0x19, Y1, Y2, Y2
+	VORPS        Y2, Y3, Y2
+	VTESTPS      Y2, Y2
+	JNE          blocks
+	VMOVUPS      1824(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -23366,50 +26014,50 @@ gloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1696(SP), Y1
+	VMOVUPS 1728(SP), Y1
 	VSQRTPS Y1, Y1
-	VMOVUPS 1728(SP), Y2
+	VMOVUPS 1760(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS 1760(SP), Y3
+	VMOVUPS 1792(SP), Y3
 	VSQRTPS Y3, Y3
-	VMOVUPS 1792(SP), Y4
+	VMOVUPS 1824(SP), Y4
 	VSQRTPS Y4, Y4
-	VMOVUPS Y1, 1824(SP)
-	VMOVUPS Y2, 1856(SP)
-	VMOVUPS Y3, 1888(SP)
-	VMOVUPS Y4, 1920(SP)
+	VMOVUPS Y1, 1856(SP)
+	VMOVUPS Y2, 1888(SP)
+	VMOVUPS Y3, 1920(SP)
+	VMOVUPS Y4, 1952(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 1824(SP), Y1
+	VMOVUPS 1856(SP), Y1
 	VDIVPS  Y1, Y0, Y1
-	VMOVUPS 1856(SP), Y2
+	VMOVUPS 1888(SP), Y2
 	VDIVPS  Y2, Y0, Y2
-	VMOVUPS 1888(SP), Y3
+	VMOVUPS 1920(SP), Y3
 	VDIVPS  Y3, Y0, Y3
-	VMOVUPS 1920(SP), Y4
+	VMOVUPS 1952(SP), Y4
 	VDIVPS  Y4, Y0, Y0
-	VMOVUPS Y1, 1952(SP)
-	VMOVUPS Y2, 1984(SP)
-	VMOVUPS Y3, 2016(SP)
-	VMOVUPS Y0, 2048(SP)
+	VMOVUPS Y1, 1984(SP)
+	VMOVUPS Y2, 2016(SP)
+	VMOVUPS Y3, 2048(SP)
+	VMOVUPS Y0, 2080(SP)
 
 	// mean = shift + correction
-	VMOVUPS 1056(SP), Y0
-	VMOVUPS 544(SP), Y1
+	VMOVUPS 1088(SP), Y0
+	VMOVUPS 576(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 1088(SP), Y1
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 1120(SP), Y1
+	VMOVUPS 608(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 1120(SP), Y2
-	VMOVUPS 608(SP), Y3
+	VMOVUPS 1152(SP), Y2
+	VMOVUPS 640(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 1152(SP), Y3
-	VMOVUPS 640(SP), Y4
+	VMOVUPS 1184(SP), Y3
+	VMOVUPS 672(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 2080(SP)
-	VMOVUPS Y1, 2112(SP)
-	VMOVUPS Y2, 2144(SP)
-	VMOVUPS Y3, 2176(SP)
+	VMOVUPS Y0, 2112(SP)
+	VMOVUPS Y1, 2144(SP)
+	VMOVUPS Y2, 2176(SP)
+	VMOVUPS Y3, 2208(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
@@ -23426,65 +26074,65 @@ gloop1summed:
 	VMOVUPS 32(SI), Y3
 	VMOVUPS 64(SI), Y4
 	VMOVUPS 96(SI), Y5
-	VMOVUPS Y2, 2208(SP)
-	VMOVUPS Y3, 2240(SP)
-	VMOVUPS Y4, 2272(SP)
-	VMOVUPS Y5, 2304(SP)
+	VMOVUPS Y2, 2240(SP)
+	VMOVUPS Y3, 2272(SP)
+	VMOVUPS Y4, 2304(SP)
+	VMOVUPS Y5, 2336(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2208(SP), Y2
+	VMOVUPS 2240(SP), Y2
 	VMULPS  Y2, Y0, Y2
-	VMOVUPS 2240(SP), Y3
+	VMOVUPS 2272(SP), Y3
 	VMULPS  Y3, Y0, Y3
-	VMOVUPS 2272(SP), Y4
+	VMOVUPS 2304(SP), Y4
 	VMULPS  Y4, Y0, Y4
-	VMOVUPS 2304(SP), Y5
+	VMOVUPS 2336(SP), Y5
 	VMULPS  Y5, Y0, Y5
-	VMOVUPS Y2, 2336(SP)
-	VMOVUPS Y3, 2368(SP)
-	VMOVUPS Y4, 2400(SP)
-	VMOVUPS Y5, 2432(SP)
+	VMOVUPS Y2, 2368(SP)
+	VMOVUPS Y3, 2400(SP)
+	VMOVUPS Y4, 2432(SP)
+	VMOVUPS Y5, 2464(SP)
 
 	// takenMean = take * mean
-	VMOVUPS 2080(SP), Y2
+	VMOVUPS 2112(SP), Y2
 	VMULPS  Y2, Y1, Y2
-	VMOVUPS 2112(SP), Y3
+	VMOVUPS 2144(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 2144(SP), Y4
+	VMOVUPS 2176(SP), Y4
 	VMULPS  Y4, Y1, Y4
-	VMOVUPS 2176(SP), Y5
+	VMOVUPS 2208(SP), Y5
 	VMULPS  Y5, Y1, Y5
-	VMOVUPS Y2, 2464(SP)
-	VMOVUPS Y3, 2496(SP)
-	VMOVUPS Y4, 2528(SP)
-	VMOVUPS Y5, 2560(SP)
+	VMOVUPS Y2, 2496(SP)
+	VMOVUPS Y3, 2528(SP)
+	VMOVUPS Y4, 2560(SP)
+	VMOVUPS Y5, 2592(SP)
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2464(SP), Y2
-	VMOVUPS 2336(SP), Y3
+	VMOVUPS 2496(SP), Y2
+	VMOVUPS 2368(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 2496(SP), Y3
-	VMOVUPS 2368(SP), Y4
+	VMOVUPS 2528(SP), Y3
+	VMOVUPS 2400(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS 2528(SP), Y4
-	VMOVUPS 2400(SP), Y5
+	VMOVUPS 2560(SP), Y4
+	VMOVUPS 2432(SP), Y5
 	VADDPS  Y4, Y5, Y4
-	VMOVUPS 2560(SP), Y5
-	VMOVUPS 2432(SP), Y6
+	VMOVUPS 2592(SP), Y5
+	VMOVUPS 2464(SP), Y6
 	VADDPS  Y5, Y6, Y5
-	VMOVUPS Y2, 2592(SP)
-	VMOVUPS Y3, 2624(SP)
-	VMOVUPS Y4, 2656(SP)
-	VMOVUPS Y5, 2688(SP)
+	VMOVUPS Y2, 2624(SP)
+	VMOVUPS Y3, 2656(SP)
+	VMOVUPS Y4, 2688(SP)
+	VMOVUPS Y5, 2720(SP)
 
 	// runMean[row] = newMean
-	VMOVUPS 2592(SP), Y2
-	VMOVUPS Y2, (SI)
 	VMOVUPS 2624(SP), Y2
-	VMOVUPS Y2, 32(SI)
+	VMOVUPS Y2, (SI)
 	VMOVUPS 2656(SP), Y2
-	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y2, 32(SI)
 	VMOVUPS 2688(SP), Y2
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS 2720(SP), Y2
 	VMOVUPS Y2, 96(SI)
 
 	// oldVar = runVar[row]
@@ -23492,105 +26140,169 @@ gloop1summed:
 	VMOVUPS 32(DI), Y3
 	VMOVUPS 64(DI), Y4
 	VMOVUPS 96(DI), Y5
-	VMOVUPS Y2, 2720(SP)
-	VMOVUPS Y3, 2752(SP)
-	VMOVUPS Y4, 2784(SP)
-	VMOVUPS Y5, 2816(SP)
+	VMOVUPS Y2, 2752(SP)
+	VMOVUPS Y3, 2784(SP)
+	VMOVUPS Y4, 2816(SP)
+	VMOVUPS Y5, 2848(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2720(SP), Y2
+	VMOVUPS 2752(SP), Y2
 	VMULPS  Y2, Y0, Y2
-	VMOVUPS 2752(SP), Y3
+	VMOVUPS 2784(SP), Y3
 	VMULPS  Y3, Y0, Y3
-	VMOVUPS 2784(SP), Y4
+	VMOVUPS 2816(SP), Y4
 	VMULPS  Y4, Y0, Y4
-	VMOVUPS 2816(SP), Y5
+	VMOVUPS 2848(SP), Y5
 	VMULPS  Y5, Y0, Y0
-	VMOVUPS Y2, 2848(SP)
-	VMOVUPS Y3, 2880(SP)
-	VMOVUPS Y4, 2912(SP)
-	VMOVUPS Y0, 2944(SP)
+	VMOVUPS Y2, 2880(SP)
+	VMOVUPS Y3, 2912(SP)
+	VMOVUPS Y4, 2944(SP)
+	VMOVUPS Y0, 2976(SP)
 
 	// takenVar = take * variance
-	VMOVUPS 1568(SP), Y0
+	VMOVUPS 1600(SP), Y0
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS 1600(SP), Y2
+	VMOVUPS 1632(SP), Y2
 	VMULPS  Y2, Y1, Y2
-	VMOVUPS 1632(SP), Y3
+	VMOVUPS 1664(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS 1664(SP), Y4
+	VMOVUPS 1696(SP), Y4
 	VMULPS  Y4, Y1, Y1
-	VMOVUPS Y0, 2976(SP)
-	VMOVUPS Y2, 3008(SP)
-	VMOVUPS Y3, 3040(SP)
-	VMOVUPS Y1, 3072(SP)
+	VMOVUPS Y0, 3008(SP)
+	VMOVUPS Y2, 3040(SP)
+	VMOVUPS Y3, 3072(SP)
+	VMOVUPS Y1, 3104(SP)
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 2976(SP), Y0
-	VMOVUPS 2848(SP), Y1
+	VMOVUPS 3008(SP), Y0
+	VMOVUPS 2880(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS 3008(SP), Y1
-	VMOVUPS 2880(SP), Y2
+	VMOVUPS 3040(SP), Y1
+	VMOVUPS 2912(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS 3040(SP), Y2
-	VMOVUPS 2912(SP), Y3
+	VMOVUPS 3072(SP), Y2
+	VMOVUPS 2944(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS 3072(SP), Y3
-	VMOVUPS 2944(SP), Y4
+	VMOVUPS 3104(SP), Y3
+	VMOVUPS 2976(SP), Y4
 	VADDPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3104(SP)
-	VMOVUPS Y1, 3136(SP)
-	VMOVUPS Y2, 3168(SP)
-	VMOVUPS Y3, 3200(SP)
+	VMOVUPS Y0, 3136(SP)
+	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y2, 3200(SP)
+	VMOVUPS Y3, 3232(SP)
 
 	// runVar[row] = newVar
-	VMOVUPS 3104(SP), Y0
-	VMOVUPS Y0, (DI)
 	VMOVUPS 3136(SP), Y0
-	VMOVUPS Y0, 32(DI)
+	VMOVUPS Y0, (DI)
 	VMOVUPS 3168(SP), Y0
-	VMOVUPS Y0, 64(DI)
+	VMOVUPS Y0, 32(DI)
 	VMOVUPS 3200(SP), Y0
+	VMOVUPS Y0, 64(DI)
+	VMOVUPS 3232(SP), Y0
 	VMOVUPS Y0, 96(DI)
 
 	// gain = gain[row]
 	// scale = rstd * gain
 	VMOVUPS (DX), Y0
-	VMOVUPS 1952(SP), Y1
+	VMOVUPS 1984(SP), Y1
 	VMULPS  Y0, Y1, Y0
 	VMOVUPS 32(DX), Y1
-	VMOVUPS 1984(SP), Y2
+	VMOVUPS 2016(SP), Y2
 	VMULPS  Y1, Y2, Y1
 	VMOVUPS 64(DX), Y2
-	VMOVUPS 2016(SP), Y3
+	VMOVUPS 2048(SP), Y3
 	VMULPS  Y2, Y3, Y2
 	VMOVUPS 96(DX), Y3
-	VMOVUPS 2048(SP), Y4
+	VMOVUPS 2080(SP), Y4
 	VMULPS  Y3, Y4, Y3
-	VMOVUPS Y0, 3232(SP)
-	VMOVUPS Y1, 3264(SP)
-	VMOVUPS Y2, 3296(SP)
-	VMOVUPS Y3, 3328(SP)
+	VMOVUPS Y0, 3264(SP)
+	VMOVUPS Y1, 3296(SP)
+	VMOVUPS Y2, 3328(SP)
+	VMOVUPS Y3, 3360(SP)
 
 	// bias = bias[row]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  32(SP), R11
+	TESTQ R11, R11
+	JZ    gloop2plain
+
+	// streaming stores
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    (SP), R13
-	VMOVUPS 544(SP), Y0
-	VMOVUPS 1056(SP), Y1
-	VMOVUPS 3232(SP), Y2
+	VMOVUPS 576(SP), Y0
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 3264(SP), Y2
 	VMOVUPS (BX), Y3
-	VMOVUPS 576(SP), Y4
-	VMOVUPS 1088(SP), Y5
-	VMOVUPS 3264(SP), Y6
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 1120(SP), Y5
+	VMOVUPS 3296(SP), Y6
 	VMOVUPS 32(BX), Y7
-	VMOVUPS 608(SP), Y8
-	VMOVUPS 1120(SP), Y9
-	VMOVUPS 3296(SP), Y10
+	VMOVUPS 640(SP), Y8
+	VMOVUPS 1152(SP), Y9
+	VMOVUPS 3328(SP), Y10
 	VMOVUPS 64(BX), Y11
-	VMOVUPS 640(SP), Y12
-	VMOVUPS 1152(SP), Y13
+	VMOVUPS 672(SP), Y12
+	VMOVUPS 1184(SP), Y13
+
+gloop2nt:
+	TESTQ      R13, R13
+	JZ         gloop2ntfetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	ADDQ       R10, R13
+
+gloop2ntfetched:
+	VMOVUPS  (CX)(R12*1), Y14
+	VSUBPS   Y0, Y14, Y14
+	VSUBPS   Y1, Y14, Y14
+	VMULPS   Y2, Y14, Y14
+	VADDPS   Y3, Y14, Y14
+	VMOVNTPS Y14, (AX)(R12*1)
+	VMOVUPS  32(CX)(R12*1), Y14
+	VSUBPS   Y4, Y14, Y14
+	VSUBPS   Y5, Y14, Y14
+	VMULPS   Y6, Y14, Y14
+	VADDPS   Y7, Y14, Y14
+	VMOVNTPS Y14, 32(AX)(R12*1)
+	VMOVUPS  64(CX)(R12*1), Y14
+	VSUBPS   Y8, Y14, Y14
+	VSUBPS   Y9, Y14, Y14
+	VMULPS   Y10, Y14, Y14
+	VADDPS   Y11, Y14, Y14
+	VMOVNTPS Y14, 64(AX)(R12*1)
+	VMOVUPS  96(CX)(R12*1), Y14
+	VSUBPS   Y12, Y14, Y14
+	VSUBPS   Y13, Y14, Y14
+	VMOVUPS  3360(SP), Y15
+	VMULPS   Y15, Y14, Y14
+	VMOVUPS  96(BX), Y15
+	VADDPS   Y15, Y14, Y14
+	VMOVNTPS Y14, 96(AX)(R12*1)
+	INCQ     R11
+	ADDQ     R10, R12
+	CMPQ     R11, R9
+	JB       gloop2nt
+	JMP      gloop2out
+
+gloop2plain:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	VMOVUPS 576(SP), Y0
+	VMOVUPS 1088(SP), Y1
+	VMOVUPS 3264(SP), Y2
+	VMOVUPS (BX), Y3
+	VMOVUPS 608(SP), Y4
+	VMOVUPS 1120(SP), Y5
+	VMOVUPS 3296(SP), Y6
+	VMOVUPS 32(BX), Y7
+	VMOVUPS 640(SP), Y8
+	VMOVUPS 1152(SP), Y9
+	VMOVUPS 3328(SP), Y10
+	VMOVUPS 64(BX), Y11
+	VMOVUPS 672(SP), Y12
+	VMOVUPS 1184(SP), Y13
 
 gloop2:
 	TESTQ      R13, R13
@@ -23621,7 +26333,7 @@ gloop2fetched:
 	VMOVUPS 96(CX)(R12*1), Y14
 	VSUBPS  Y12, Y14, Y14
 	VSUBPS  Y13, Y14, Y14
-	VMOVUPS 3328(SP), Y15
+	VMOVUPS 3360(SP), Y15
 	VMULPS  Y15, Y14, Y14
 	VMOVUPS 96(BX), Y15
 	VADDPS  Y15, Y14, Y14
@@ -23630,15 +26342,17 @@ gloop2fetched:
 	ADDQ    R10, R12
 	CMPQ    R11, R9
 	JB      gloop2
-	ADDQ    $+128, AX
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	ADDQ    $+128, SI
-	ADDQ    $+128, DI
-	SUBQ    $+32, R8
-	CMPQ    R8, $+32
-	JAE     group
+
+gloop2out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	ADDQ $+128, DX
+	ADDQ $+128, BX
+	ADDQ $+128, SI
+	ADDQ $+128, DI
+	SUBQ $+32, R8
+	CMPQ R8, $+32
+	JAE  group
 
 blocks:
 	CMPQ R8, $+8
@@ -23651,8 +26365,8 @@ block:
 	VXORPS  Y0, Y0, Y0
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Y0, 32(SP)
 	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -23681,18 +26395,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y0, Y0
-	VMOVUPS Y0, 64(SP)
+	VADDPS  96(SP), Y0, Y0
+	VMOVUPS Y0, 96(SP)
 	VXORPS  Y0, Y0, Y0
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y0
-	VADDPS  32(SP), Y0, Y0
-	VMOVUPS Y0, 32(SP)
-	VXORPS  Y0, Y0, Y0
+	VMOVUPS 96(SP), Y0
+	VADDPS  64(SP), Y0, Y0
 	VMOVUPS Y0, 64(SP)
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 96(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -23704,13 +26418,13 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 64(SP), Y1
-	VADDPS  32(SP), Y1, Y1
+	VMOVUPS 96(SP), Y1
+	VADDPS  64(SP), Y1, Y1
 	VADDPS  Y1, Y0, Y0
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y0, 288(SP)
+	VMOVUPS Y0, 320(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -23720,25 +26434,25 @@ bloop0summed:
 	VBROADCASTSS X0, Y0
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 288(SP), Y1
+	VMOVUPS 320(SP), Y1
 	VMULPS  Y0, Y1, Y1
-	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 320(SP), Y1
+	VMOVUPS 352(SP), Y1
 	VMOVUPS (CX), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 352(SP)
+	VMOVUPS Y1, 384(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	CMPQ    R9, $+64
 	JBE     bloop1short
-	VMOVUPS Y1, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y2, 96(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 bloop1short:
 	XORQ    R11, R11
@@ -23747,7 +26461,7 @@ bloop1short:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
-	VMOVUPS 352(SP), Y3
+	VMOVUPS 384(SP), Y3
 
 bloop1:
 	TESTQ      R13, R13
@@ -23768,26 +26482,26 @@ bloop1fetched:
 	JAE         bloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y1, Y1
-	VMOVUPS Y1, 96(SP)
+	VADDPS  128(SP), Y1, Y1
+	VMOVUPS Y1, 128(SP)
 	VXORPS  Y1, Y1, Y1
-	VADDPS  128(SP), Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VADDPS  160(SP), Y2, Y2
+	VMOVUPS Y2, 160(SP)
 	VXORPS  Y2, Y2, Y2
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
+	VMOVUPS 128(SP), Y1
+	VADDPS  64(SP), Y1, Y1
+	VMOVUPS Y1, 64(SP)
 	VXORPS  Y1, Y1, Y1
-	VMOVUPS Y1, 96(SP)
-	VMOVUPS 128(SP), Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y1, 128(SP)
+	VMOVUPS 160(SP), Y2
+	VADDPS  96(SP), Y2, Y2
+	VMOVUPS Y2, 96(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y2, 160(SP)
 
 bloop1next:
 	ADDQ    $+64, R14
@@ -23799,40 +26513,40 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VADDPS  Y3, Y1, Y1
 	VMOVUPS 128(SP), Y3
 	VADDPS  64(SP), Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
 	VADDPS  Y3, Y2, Y2
 
 bloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y1, 384(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 384(SP), Y1
-	VMULPS  Y0, Y1, Y1
 	VMOVUPS Y1, 416(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 416(SP), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 448(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y2, 448(SP)
+	VMOVUPS Y2, 480(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 448(SP), Y1
+	VMOVUPS 480(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 480(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 416(SP), Y0
-	VMULPS  Y0, Y0, Y0
 	VMOVUPS Y0, 512(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 512(SP), Y0
-	VMOVUPS 480(SP), Y1
-	VSUBPS  Y0, Y1, Y0
+	// correctionSq = correction * correction
+	VMOVUPS 448(SP), Y0
+	VMULPS  Y0, Y0, Y0
 	VMOVUPS Y0, 544(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 544(SP), Y0
+	VMOVUPS 512(SP), Y1
+	VSUBPS  Y0, Y1, Y0
+	VMOVUPS Y0, 576(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
@@ -23840,9 +26554,9 @@ bloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// varianceEps = variance + eps
-	VMOVUPS 544(SP), Y1
+	VMOVUPS 576(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS Y0, 576(SP)
+	VMOVUPS Y0, 608(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
@@ -23851,7 +26565,7 @@ bloop1summed:
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X1
 	VBROADCASTSS X1, Y1
-	VMOVUPS      576(SP), Y2
+	VMOVUPS      608(SP), Y2
 	VCMPPS       $0x16, Y0, Y2, Y0
 	VCMPPS       $0x19, Y1, Y2, Y1
 	VORPS        Y1, Y0, Y0
@@ -23864,20 +26578,20 @@ bloop1summed:
 	VBROADCASTSS X0, Y0
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 576(SP), Y1
+	VMOVUPS 608(SP), Y1
 	VSQRTPS Y1, Y1
-	VMOVUPS Y1, 608(SP)
+	VMOVUPS Y1, 640(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 608(SP), Y1
+	VMOVUPS 640(SP), Y1
 	VDIVPS  Y1, Y0, Y0
-	VMOVUPS Y0, 640(SP)
+	VMOVUPS Y0, 672(SP)
 
 	// mean = shift + correction
-	VMOVUPS 416(SP), Y0
-	VMOVUPS 352(SP), Y1
+	VMOVUPS 448(SP), Y0
+	VMOVUPS 384(SP), Y1
 	VADDPS  Y0, Y1, Y0
-	VMOVUPS Y0, 928(SP)
+	VMOVUPS Y0, 960(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
@@ -23891,67 +26605,100 @@ bloop1summed:
 
 	// oldMean = runMean[row]
 	VMOVUPS (SI), Y2
-	VMOVUPS Y2, 960(SP)
-
-	// keptMean = keep * oldMean
-	VMOVUPS 960(SP), Y2
-	VMULPS  Y2, Y0, Y2
 	VMOVUPS Y2, 992(SP)
 
-	// takenMean = take * mean
-	VMOVUPS 928(SP), Y2
-	VMULPS  Y2, Y1, Y2
+	// keptMean = keep * oldMean
+	VMOVUPS 992(SP), Y2
+	VMULPS  Y2, Y0, Y2
 	VMOVUPS Y2, 1024(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1024(SP), Y2
-	VMOVUPS 992(SP), Y3
-	VADDPS  Y2, Y3, Y2
+	// takenMean = take * mean
+	VMOVUPS 960(SP), Y2
+	VMULPS  Y2, Y1, Y2
 	VMOVUPS Y2, 1056(SP)
 
-	// runMean[row] = newMean
+	// newMean = keptMean + takenMean
 	VMOVUPS 1056(SP), Y2
+	VMOVUPS 1024(SP), Y3
+	VADDPS  Y2, Y3, Y2
+	VMOVUPS Y2, 1088(SP)
+
+	// runMean[row] = newMean
+	VMOVUPS 1088(SP), Y2
 	VMOVUPS Y2, (SI)
 
 	// oldVar = runVar[row]
 	VMOVUPS (DI), Y2
-	VMOVUPS Y2, 1088(SP)
+	VMOVUPS Y2, 1120(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 1088(SP), Y2
+	VMOVUPS 1120(SP), Y2
 	VMULPS  Y2, Y0, Y0
-	VMOVUPS Y0, 1120(SP)
-
-	// takenVar = take * variance
-	VMOVUPS 544(SP), Y0
-	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1152(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1152(SP), Y0
-	VMOVUPS 1120(SP), Y1
-	VADDPS  Y0, Y1, Y0
+	// takenVar = take * variance
+	VMOVUPS 576(SP), Y0
+	VMULPS  Y0, Y1, Y0
 	VMOVUPS Y0, 1184(SP)
 
-	// runVar[row] = newVar
+	// newVar = keptVar + takenVar
 	VMOVUPS 1184(SP), Y0
+	VMOVUPS 1152(SP), Y1
+	VADDPS  Y0, Y1, Y0
+	VMOVUPS Y0, 1216(SP)
+
+	// runVar[row] = newVar
+	VMOVUPS 1216(SP), Y0
 	VMOVUPS Y0, (DI)
 
 	// gain = gain[row]
 	// scale = rstd * gain
 	VMOVUPS (DX), Y0
-	VMOVUPS 640(SP), Y1
+	VMOVUPS 672(SP), Y1
 	VMULPS  Y0, Y1, Y0
-	VMOVUPS Y0, 1216(SP)
+	VMOVUPS Y0, 1248(SP)
 
 	// bias = bias[row]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  32(SP), R11
+	TESTQ R11, R11
+	JZ    bloop2plain
+
+	// streaming stores
 	XORQ    R11, R11
 	XORQ    R12, R12
 	MOVQ    (SP), R13
-	VMOVUPS 352(SP), Y0
-	VMOVUPS 416(SP), Y1
-	VMOVUPS 1216(SP), Y2
+	VMOVUPS 384(SP), Y0
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 1248(SP), Y2
+	VMOVUPS (BX), Y3
+
+bloop2nt:
+	TESTQ      R13, R13
+	JZ         bloop2ntfetched
+	PREFETCHT0 (CX)(R13*1)
+	ADDQ       R10, R13
+
+bloop2ntfetched:
+	VMOVUPS  (CX)(R12*1), Y4
+	VSUBPS   Y0, Y4, Y4
+	VSUBPS   Y1, Y4, Y4
+	VMULPS   Y2, Y4, Y4
+	VADDPS   Y3, Y4, Y4
+	VMOVNTPS Y4, (AX)(R12*1)
+	INCQ     R11
+	ADDQ     R10, R12
+	CMPQ     R11, R9
+	JB       bloop2nt
+	JMP      bloop2out
+
+bloop2plain:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	VMOVUPS 384(SP), Y0
+	VMOVUPS 448(SP), Y1
+	VMOVUPS 1248(SP), Y2
 	VMOVUPS (BX), Y3
 
 bloop2:
@@ -23971,15 +26718,17 @@ bloop2fetched:
 	ADDQ    R10, R12
 	CMPQ    R11, R9
 	JB      bloop2
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	ADDQ    $+32, DI
-	SUBQ    $+8, R8
-	CMPQ    R8, $+8
-	JAE     block
+
+bloop2out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	ADDQ $+32, DX
+	ADDQ $+32, BX
+	ADDQ $+32, SI
+	ADDQ $+32, DI
+	SUBQ $+8, R8
+	CMPQ R8, $+8
+	JAE  block
 
 tail:
 	TESTQ R8, R8
@@ -23995,14 +26744,14 @@ tail:
 
 	// pivot = the row's first x
 	VMASKMOVPS (CX), Y0, Y1
-	VMOVUPS    Y1, 288(SP)
+	VMOVUPS    Y1, 320(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
 	VXORPS  Y1, Y1, Y1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Y1, 32(SP)
 	VMOVUPS Y1, 64(SP)
+	VMOVUPS Y1, 96(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -24010,7 +26759,7 @@ tloop0short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
-	VMOVUPS 288(SP), Y2
+	VMOVUPS 320(SP), Y2
 
 tloop0:
 	VMASKMOVPS (CX)(R12*1), Y0, Y3
@@ -24024,18 +26773,18 @@ tloop0:
 	JAE        tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  64(SP), Y1, Y1
-	VMOVUPS Y1, 64(SP)
+	VADDPS  96(SP), Y1, Y1
+	VMOVUPS Y1, 96(SP)
 	VXORPS  Y1, Y1, Y1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y1
-	VADDPS  32(SP), Y1, Y1
-	VMOVUPS Y1, 32(SP)
-	VXORPS  Y1, Y1, Y1
+	VMOVUPS 96(SP), Y1
+	VADDPS  64(SP), Y1, Y1
 	VMOVUPS Y1, 64(SP)
+	VXORPS  Y1, Y1, Y1
+	VMOVUPS Y1, 96(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -24047,13 +26796,13 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 64(SP), Y2
-	VADDPS  32(SP), Y2, Y2
+	VMOVUPS 96(SP), Y2
+	VADDPS  64(SP), Y2, Y2
 	VADDPS  Y2, Y1, Y1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Y1, 320(SP)
+	VMOVUPS Y1, 352(SP)
 
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
@@ -24063,25 +26812,25 @@ tloop0summed:
 	VBROADCASTSS X1, Y1
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 320(SP), Y2
+	VMOVUPS 352(SP), Y2
 	VMULPS  Y1, Y2, Y2
-	VMOVUPS Y2, 352(SP)
+	VMOVUPS Y2, 384(SP)
 
 	// shift = pivot + pivotMean
-	VMOVUPS 352(SP), Y2
-	VMOVUPS 288(SP), Y3
+	VMOVUPS 384(SP), Y2
+	VMOVUPS 320(SP), Y3
 	VADDPS  Y2, Y3, Y2
-	VMOVUPS Y2, 384(SP)
+	VMOVUPS Y2, 416(SP)
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
 	CMPQ    R9, $+64
 	JBE     tloop1short
-	VMOVUPS Y2, 32(SP)
-	VMOVUPS Y3, 64(SP)
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y2, 64(SP)
+	VMOVUPS Y3, 96(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -24089,7 +26838,7 @@ tloop1short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
-	VMOVUPS 384(SP), Y4
+	VMOVUPS 416(SP), Y4
 
 tloop1:
 	VMASKMOVPS  (CX)(R12*1), Y0, Y5
@@ -24104,26 +26853,26 @@ tloop1:
 	JAE         tloop1end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  96(SP), Y2, Y2
-	VMOVUPS Y2, 96(SP)
+	VADDPS  128(SP), Y2, Y2
+	VMOVUPS Y2, 128(SP)
 	VXORPS  Y2, Y2, Y2
-	VADDPS  128(SP), Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VADDPS  160(SP), Y3, Y3
+	VMOVUPS Y3, 160(SP)
 	VXORPS  Y3, Y3, Y3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 96(SP), Y2
-	VADDPS  32(SP), Y2, Y2
-	VMOVUPS Y2, 32(SP)
+	VMOVUPS 128(SP), Y2
+	VADDPS  64(SP), Y2, Y2
+	VMOVUPS Y2, 64(SP)
 	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 96(SP)
-	VMOVUPS 128(SP), Y3
-	VADDPS  64(SP), Y3, Y3
-	VMOVUPS Y3, 64(SP)
+	VMOVUPS Y2, 128(SP)
+	VMOVUPS 160(SP), Y3
+	VADDPS  96(SP), Y3, Y3
+	VMOVUPS Y3, 96(SP)
 	VXORPS  Y3, Y3, Y3
-	VMOVUPS Y3, 128(SP)
+	VMOVUPS Y3, 160(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -24135,40 +26884,40 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 96(SP), Y4
-	VADDPS  32(SP), Y4, Y4
-	VADDPS  Y4, Y2, Y2
 	VMOVUPS 128(SP), Y4
 	VADDPS  64(SP), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 160(SP), Y4
+	VADDPS  96(SP), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Y2, 416(SP)
-
-	// correction = devSum * invN
-	VMOVUPS 416(SP), Y2
-	VMULPS  Y1, Y2, Y2
 	VMOVUPS Y2, 448(SP)
 
+	// correction = devSum * invN
+	VMOVUPS 448(SP), Y2
+	VMULPS  Y1, Y2, Y2
+	VMOVUPS Y2, 480(SP)
+
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Y3, 480(SP)
+	VMOVUPS Y3, 512(SP)
 
 	// meanSquare = squareSum * invN
-	VMOVUPS 480(SP), Y2
+	VMOVUPS 512(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 512(SP)
-
-	// correctionSq = correction * correction
-	VMOVUPS 448(SP), Y1
-	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 544(SP)
 
-	// variance = meanSquare - correctionSq
-	VMOVUPS 544(SP), Y1
-	VMOVUPS 512(SP), Y2
-	VSUBPS  Y1, Y2, Y1
+	// correctionSq = correction * correction
+	VMOVUPS 480(SP), Y1
+	VMULPS  Y1, Y1, Y1
 	VMOVUPS Y1, 576(SP)
+
+	// variance = meanSquare - correctionSq
+	VMOVUPS 576(SP), Y1
+	VMOVUPS 544(SP), Y2
+	VSUBPS  Y1, Y2, Y1
+	VMOVUPS Y1, 608(SP)
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
@@ -24176,9 +26925,9 @@ tloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// varianceEps = variance + eps
-	VMOVUPS 576(SP), Y2
+	VMOVUPS 608(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 608(SP)
+	VMOVUPS Y1, 640(SP)
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
@@ -24187,7 +26936,7 @@ tloop1summed:
 	MOVL         $0x15f79688, R11
 	VMOVD        R11, X2
 	VBROADCASTSS X2, Y2
-	VMOVUPS      608(SP), Y3
+	VMOVUPS      640(SP), Y3
 	VCMPPS       $0x16, Y1, Y3, Y1
 	VCMPPS       $0x19, Y2, Y3, Y2
 	VORPS        Y2, Y1, Y1
@@ -24200,20 +26949,20 @@ tloop1summed:
 	VBROADCASTSS X1, Y1
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 608(SP), Y2
+	VMOVUPS 640(SP), Y2
 	VSQRTPS Y2, Y2
-	VMOVUPS Y2, 640(SP)
+	VMOVUPS Y2, 672(SP)
 
 	// rstd = 1 / std
-	VMOVUPS 640(SP), Y2
+	VMOVUPS 672(SP), Y2
 	VDIVPS  Y2, Y1, Y1
-	VMOVUPS Y1, 928(SP)
+	VMOVUPS Y1, 960(SP)
 
 	// mean = shift + correction
-	VMOVUPS 448(SP), Y1
-	VMOVUPS 384(SP), Y2
+	VMOVUPS 480(SP), Y1
+	VMOVUPS 416(SP), Y2
 	VADDPS  Y1, Y2, Y1
-	VMOVUPS Y1, 960(SP)
+	VMOVUPS Y1, 992(SP)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R8
@@ -24227,73 +26976,73 @@ tloop1summed:
 
 	// oldMean = runMean[row]
 	VMASKMOVPS (SI), Y0, Y3
-	VMOVUPS    Y3, 992(SP)
+	VMOVUPS    Y3, 1024(SP)
 
 	// keptMean = keep * oldMean
-	VMOVUPS 992(SP), Y3
+	VMOVUPS 1024(SP), Y3
 	VMULPS  Y3, Y1, Y3
-	VMOVUPS Y3, 1024(SP)
-
-	// takenMean = take * mean
-	VMOVUPS 960(SP), Y3
-	VMULPS  Y3, Y2, Y3
 	VMOVUPS Y3, 1056(SP)
 
-	// newMean = keptMean + takenMean
-	VMOVUPS 1056(SP), Y3
-	VMOVUPS 1024(SP), Y4
-	VADDPS  Y3, Y4, Y3
+	// takenMean = take * mean
+	VMOVUPS 992(SP), Y3
+	VMULPS  Y3, Y2, Y3
 	VMOVUPS Y3, 1088(SP)
 
+	// newMean = keptMean + takenMean
+	VMOVUPS 1088(SP), Y3
+	VMOVUPS 1056(SP), Y4
+	VADDPS  Y3, Y4, Y3
+	VMOVUPS Y3, 1120(SP)
+
 	// runMean[row] = newMean
-	VMOVUPS    1088(SP), Y3
+	VMOVUPS    1120(SP), Y3
 	VMASKMOVPS Y3, Y0, (SI)
 
 	// oldVar = runVar[row]
 	VMASKMOVPS (DI), Y0, Y3
-	VMOVUPS    Y3, 1120(SP)
+	VMOVUPS    Y3, 1152(SP)
 
 	// keptVar = keep * oldVar
-	VMOVUPS 1120(SP), Y3
+	VMOVUPS 1152(SP), Y3
 	VMULPS  Y3, Y1, Y1
-	VMOVUPS Y1, 1152(SP)
-
-	// takenVar = take * variance
-	VMOVUPS 576(SP), Y1
-	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 1184(SP)
 
-	// newVar = keptVar + takenVar
-	VMOVUPS 1184(SP), Y1
-	VMOVUPS 1152(SP), Y2
-	VADDPS  Y1, Y2, Y1
+	// takenVar = take * variance
+	VMOVUPS 608(SP), Y1
+	VMULPS  Y1, Y2, Y1
 	VMOVUPS Y1, 1216(SP)
 
+	// newVar = keptVar + takenVar
+	VMOVUPS 1216(SP), Y1
+	VMOVUPS 1184(SP), Y2
+	VADDPS  Y1, Y2, Y1
+	VMOVUPS Y1, 1248(SP)
+
 	// runVar[row] = newVar
-	VMOVUPS    1216(SP), Y1
+	VMOVUPS    1248(SP), Y1
 	VMASKMOVPS Y1, Y0, (DI)
 
 	// gain = gain[row]
 	VMASKMOVPS (DX), Y0, Y1
-	VMOVUPS    Y1, 1248(SP)
+	VMOVUPS    Y1, 1280(SP)
 
 	// scale = rstd * gain
-	VMOVUPS 1248(SP), Y1
-	VMOVUPS 928(SP), Y2
+	VMOVUPS 1280(SP), Y1
+	VMOVUPS 960(SP), Y2
 	VMULPS  Y1, Y2, Y1
-	VMOVUPS Y1, 1280(SP)
+	VMOVUPS Y1, 1312(SP)
 
 	// bias = bias[row]
 	VMASKMOVPS (BX), Y0, Y1
-	VMOVUPS    Y1, 1312(SP)
+	VMOVUPS    Y1, 1344(SP)
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	XORQ    DX, DX
 	XORQ    BX, BX
-	VMOVUPS 384(SP), Y1
-	VMOVUPS 448(SP), Y2
-	VMOVUPS 1280(SP), Y3
-	VMOVUPS 1312(SP), Y4
+	VMOVUPS 416(SP), Y1
+	VMOVUPS 480(SP), Y2
+	VMOVUPS 1312(SP), Y3
+	VMOVUPS 1344(SP), Y4
 
 tloop2:
 	VMASKMOVPS (CX)(BX*1), Y0, Y5
@@ -24309,9 +27058,15 @@ tloop2:
 	XORQ       R8, R8
 
 done:
-	MOVQ rows+48(FP), AX
-	SUBQ R8, AX
-	MOVQ AX, ret+72(FP)
+	MOVQ  rows+48(FP), AX
+	SUBQ  R8, AX
+	MOVQ  AX, ret+72(FP)
+	MOVQ  32(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
@@ -24528,7 +27283,7 @@ loop0_done:
 
 // func avx512BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX512F, MMX+
-TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $8-64
+TEXT ·convnormAvx512BatchNormInferenceColumnsAny(SB), NOSPLIT, $16-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -24554,6 +27309,24 @@ nopf:
 
 pfset:
 	MOVQ R9, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 64-byte aligned
+	MOVQ  R8, R9
+	ORQ   AX, R9
+	TESTQ $+63, R9
+	JNZ   nont
+	MOVQ  R8, R9
+	IMULQ DI, R9
+	CMPQ  R9, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R9
+	JMP   ntset
+
+nont:
+	XORQ R9, R9
+
+ntset:
+	MOVQ R9, 8(SP)
 	CMPQ SI, $+64
 	JB   blocks
 
@@ -24572,6 +27345,48 @@ group:
 	VMOVUPS 192(BX), Z7
 
 	// pass 1 over the block's rows: dst = x*gain + bias
+	MOVQ  8(SP), R9
+	TESTQ R9, R9
+	JZ    gloop0plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+gloop0nt:
+	TESTQ      R11, R11
+	JZ         gloop0ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	PREFETCHT0 128(CX)(R11*1)
+	PREFETCHT0 192(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0ntfetched:
+	VMOVUPS  (CX)(R10*1), Z8
+	VMULPS   Z0, Z8, Z8
+	VADDPS   Z4, Z8, Z8
+	VMOVNTPS Z8, (AX)(R10*1)
+	VMOVUPS  64(CX)(R10*1), Z8
+	VMULPS   Z1, Z8, Z8
+	VADDPS   Z5, Z8, Z8
+	VMOVNTPS Z8, 64(AX)(R10*1)
+	VMOVUPS  128(CX)(R10*1), Z8
+	VMULPS   Z2, Z8, Z8
+	VADDPS   Z6, Z8, Z8
+	VMOVNTPS Z8, 128(AX)(R10*1)
+	VMOVUPS  192(CX)(R10*1), Z8
+	VMULPS   Z3, Z8, Z8
+	VADDPS   Z7, Z8, Z8
+	VMOVNTPS Z8, 192(AX)(R10*1)
+	INCQ     R9
+	ADDQ     R8, R10
+	CMPQ     R9, DI
+	JB       gloop0nt
+	JMP      gloop0out
+
+gloop0plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -24606,13 +27421,15 @@ gloop0fetched:
 	ADDQ    R8, R10
 	CMPQ    R9, DI
 	JB      gloop0
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	ADDQ    $+256, BX
-	SUBQ    $+64, SI
-	CMPQ    SI, $+64
-	JAE     group
+
+gloop0out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	SUBQ $+64, SI
+	CMPQ SI, $+64
+	JAE  group
 
 blocks:
 	CMPQ SI, $+16
@@ -24627,6 +27444,33 @@ block:
 	VMOVUPS (BX), Z1
 
 	// pass 1 over the block's rows: dst = x*gain + bias
+	MOVQ  8(SP), R9
+	TESTQ R9, R9
+	JZ    bloop0plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+bloop0nt:
+	TESTQ      R11, R11
+	JZ         bloop0ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0ntfetched:
+	VMOVUPS  (CX)(R10*1), Z2
+	VMULPS   Z0, Z2, Z2
+	VADDPS   Z1, Z2, Z2
+	VMOVNTPS Z2, (AX)(R10*1)
+	INCQ     R9
+	ADDQ     R8, R10
+	CMPQ     R9, DI
+	JB       bloop0nt
+	JMP      bloop0out
+
+bloop0plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -24646,13 +27490,15 @@ bloop0fetched:
 	ADDQ    R8, R10
 	CMPQ    R9, DI
 	JB      bloop0
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	SUBQ    $+16, SI
-	CMPQ    SI, $+16
-	JAE     block
+
+bloop0out:
+	ADDQ $+64, AX
+	ADDQ $+64, CX
+	ADDQ $+64, DX
+	ADDQ $+64, BX
+	SUBQ $+16, SI
+	CMPQ SI, $+16
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -24686,15 +27532,21 @@ tloop0:
 	XORQ      SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+56(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 
 // func avx2BatchNormInferenceColumnsAny(dst *float32, x *float32, gain *float32, bias *float32, rows int, h int, stride int) int
 // Requires: AVX, AVX2, MMX+
-TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $8-64
+TEXT ·convnormAvx2BatchNormInferenceColumnsAny(SB), NOSPLIT, $16-64
 	MOVQ dst+0(FP), AX
 	MOVQ x+8(FP), CX
 	MOVQ gain+16(FP), DX
@@ -24720,6 +27572,27 @@ nopf:
 
 pfset:
 	MOVQ R9, (SP)
+
+	// stream the output pass: output spans 1048576 bytes or more, its bases and stride 32-byte aligned
+	// and the stride 8192 bytes or more
+	MOVQ  R8, R9
+	ORQ   AX, R9
+	TESTQ $+31, R9
+	JNZ   nont
+	CMPQ  R8, $+8192
+	JB    nont
+	MOVQ  R8, R9
+	IMULQ DI, R9
+	CMPQ  R9, $+1048576
+	JB    nont
+	MOVQ  $0x00000001, R9
+	JMP   ntset
+
+nont:
+	XORQ R9, R9
+
+ntset:
+	MOVQ R9, 8(SP)
 	CMPQ SI, $+32
 	JB   blocks
 
@@ -24738,6 +27611,46 @@ group:
 	VMOVUPS 96(BX), Y7
 
 	// pass 1 over the block's rows: dst = x*gain + bias
+	MOVQ  8(SP), R9
+	TESTQ R9, R9
+	JZ    gloop0plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+gloop0nt:
+	TESTQ      R11, R11
+	JZ         gloop0ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	PREFETCHT0 64(CX)(R11*1)
+	ADDQ       R8, R11
+
+gloop0ntfetched:
+	VMOVUPS  (CX)(R10*1), Y8
+	VMULPS   Y0, Y8, Y8
+	VADDPS   Y4, Y8, Y8
+	VMOVNTPS Y8, (AX)(R10*1)
+	VMOVUPS  32(CX)(R10*1), Y8
+	VMULPS   Y1, Y8, Y8
+	VADDPS   Y5, Y8, Y8
+	VMOVNTPS Y8, 32(AX)(R10*1)
+	VMOVUPS  64(CX)(R10*1), Y8
+	VMULPS   Y2, Y8, Y8
+	VADDPS   Y6, Y8, Y8
+	VMOVNTPS Y8, 64(AX)(R10*1)
+	VMOVUPS  96(CX)(R10*1), Y8
+	VMULPS   Y3, Y8, Y8
+	VADDPS   Y7, Y8, Y8
+	VMOVNTPS Y8, 96(AX)(R10*1)
+	INCQ     R9
+	ADDQ     R8, R10
+	CMPQ     R9, DI
+	JB       gloop0nt
+	JMP      gloop0out
+
+gloop0plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -24770,13 +27683,15 @@ gloop0fetched:
 	ADDQ    R8, R10
 	CMPQ    R9, DI
 	JB      gloop0
-	ADDQ    $+128, AX
-	ADDQ    $+128, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	SUBQ    $+32, SI
-	CMPQ    SI, $+32
-	JAE     group
+
+gloop0out:
+	ADDQ $+128, AX
+	ADDQ $+128, CX
+	ADDQ $+128, DX
+	ADDQ $+128, BX
+	SUBQ $+32, SI
+	CMPQ SI, $+32
+	JAE  group
 
 blocks:
 	CMPQ SI, $+8
@@ -24791,6 +27706,33 @@ block:
 	VMOVUPS (BX), Y1
 
 	// pass 1 over the block's rows: dst = x*gain + bias
+	MOVQ  8(SP), R9
+	TESTQ R9, R9
+	JZ    bloop0plain
+
+	// streaming stores
+	XORQ R9, R9
+	XORQ R10, R10
+	MOVQ (SP), R11
+
+bloop0nt:
+	TESTQ      R11, R11
+	JZ         bloop0ntfetched
+	PREFETCHT0 (CX)(R11*1)
+	ADDQ       R8, R11
+
+bloop0ntfetched:
+	VMOVUPS  (CX)(R10*1), Y2
+	VMULPS   Y0, Y2, Y2
+	VADDPS   Y1, Y2, Y2
+	VMOVNTPS Y2, (AX)(R10*1)
+	INCQ     R9
+	ADDQ     R8, R10
+	CMPQ     R9, DI
+	JB       bloop0nt
+	JMP      bloop0out
+
+bloop0plain:
 	XORQ R9, R9
 	XORQ R10, R10
 	MOVQ (SP), R11
@@ -24810,13 +27752,15 @@ bloop0fetched:
 	ADDQ    R8, R10
 	CMPQ    R9, DI
 	JB      bloop0
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	SUBQ    $+8, SI
-	CMPQ    SI, $+8
-	JAE     block
+
+bloop0out:
+	ADDQ $+32, AX
+	ADDQ $+32, CX
+	ADDQ $+32, DX
+	ADDQ $+32, BX
+	SUBQ $+8, SI
+	CMPQ SI, $+8
+	JAE  block
 
 tail:
 	TESTQ SI, SI
@@ -24852,9 +27796,15 @@ tloop0:
 	XORQ       SI, SI
 
 done:
-	MOVQ rows+32(FP), AX
-	SUBQ SI, AX
-	MOVQ AX, ret+56(FP)
+	MOVQ  rows+32(FP), AX
+	SUBQ  SI, AX
+	MOVQ  AX, ret+56(FP)
+	MOVQ  8(SP), AX
+	TESTQ AX, AX
+	JZ    nosfence
+	SFENCE
+
+nosfence:
 	VZEROUPPER
 	RET
 

@@ -56,6 +56,13 @@ type columnLowering struct {
 	pfStart operand.Mem
 	// order is the body as lowered (storesEarly).
 	order []ir.Stmt
+	// Streaming stores (columnsnt.go): ntAt marks the loops of order
+	// lowered twice, ntArrays are the arrays they store, ntSlot the
+	// call's gate, nt says the copy being lowered streams.
+	ntAt     []bool
+	ntArrays []int
+	ntSlot   operand.Mem
+	nt       bool
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -126,6 +133,8 @@ func (l *lowering) columns(limit int) int {
 		}
 	}
 	c.prefetchOffset()
+	c.planColumnNT()
+	c.columnNTGate()
 	w := l.lanes
 	g := columnGroupAVX2
 	if l.isa.VectorRegs >= 32 {
@@ -304,6 +313,8 @@ func (c *columnLowering) store(a int, v reg.Register, m operand.Mem) {
 		return
 	}
 	switch {
+	case c.mask == nil && c.nt:
+		c.I(x86.VMOVNTPS(v, m))
 	case c.mask == nil:
 		c.I(x86.VMOVUPS(v, m))
 	case c.masked():
@@ -330,6 +341,13 @@ func (c *columnLowering) loop(loop *ir.Loop) {
 	c.loops++
 	name := fmt.Sprintf("%sloop%d", c.name, n)
 	c.comment("pass %d over the block's rows: %s", c.k.Pass(loop), c.k.LoopText(loop))
+	if !c.ntLoop(loop, name) {
+		c.loopAs(loop, name)
+	}
+}
+
+// loopAs lowers loop with its labels named from name.
+func (c *columnLowering) loopAs(loop *ir.Loop, name string) {
 	// Each lane's sum runs in one register, element after element, in
 	// the order ir.Eval adds: the whole row when it has at most
 	// pass.ChunkTerms elements, else a chunk of that many at a time, each

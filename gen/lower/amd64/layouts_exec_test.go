@@ -432,7 +432,7 @@ func TestColumnPrefetch(t *testing.T) {
 			}
 			// The offset is worked out once per call, before the group.
 			head, _, _ := strings.Cut(src, "\ngroup:")
-			c := regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n`, columnPrefetchMinBytes))
+			c := regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n\s+JB\s+nopf\n`, columnPrefetchMinBytes))
 			if len(c.FindAllString(head, -1)) != 1 || c.MatchString(src[len(head):]) {
 				t.Errorf("%s: want %q once, before the group", f.Name(), c)
 			}
@@ -452,6 +452,124 @@ func TestColumnPrefetch(t *testing.T) {
 			}
 			if strings.Contains(string(plain), "PREFETCH") {
 				t.Errorf("%s: prefetches when lowered without", f.Name())
+			}
+		}
+	}
+}
+
+// ntShapes are Columns shapes whose stride is a whole number of vectors
+// on both ISAs (16 floats), so that with a page-aligned output (the
+// kit's page-start placement) and the threshold at 0 the output pass
+// streams: groups, blocks and a masked tail (70 rows), sums in chunks
+// (H 65 and 100).
+var ntShapes = []layoutShape{
+	{16, ir.Shape{H: 3, Stride: 16}},
+	{70, ir.Shape{H: 65, Stride: 80}},
+	{33, ir.Shape{H: 100, Stride: 48}},
+	{5, ir.Shape{H: 17, Stride: 16}},
+}
+
+// TestExecuteColumnsNT runs BatchNorm's Columns kernels, forward (also in
+// place) and backward, and the channels-first LayerNorm (ConvNeXt's), with
+// columnNTMinBytes at 0 and no least stride, so that every aligned
+// call takes the streaming copy of the output pass, against
+// ir.EvalShape on both ISAs, at fixed and run-time H, with a guard
+// tripping in a group and in the tail.
+func TestExecuteColumnsNT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a scratch module")
+	}
+	defer func(v int, m map[int]int) { columnNTMinBytes, columnNTMinStride = v, m }(columnNTMinBytes, columnNTMinStride)
+	columnNTMinBytes, columnNTMinStride = 0, nil
+	columns, _ := layoutKernels(t)
+	var funcs []target.Func
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range append(batchNormColumns(t), columns[0]) {
+			for _, h := range []int{0, 65} {
+				funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: isa})
+			}
+		}
+	}
+	src, err := Generate(testHeader, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(src), "VMOVNTPS"); n == 0 {
+		t.Fatal("no streaming store generated")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	var cases []lowertest.Case
+	for _, f := range funcs {
+		if !runs(f) {
+			continue
+		}
+		rule := lowertest.MaskedTail(map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[f.ISA])
+		for _, s := range ntShapes {
+			if f.H > 0 && s.shape.H != f.H {
+				continue
+			}
+			for _, v := range []string{"", "nan", "huge", "inplace"} {
+				if v == "inplace" && f.Kernel.ArrayIndex("dst") < 0 {
+					continue
+				}
+				c, _ := lowertest.NewCase(rng, f, s.shape, layoutPlans(v, s.rows), v == "inplace", rule)
+				cases = append(cases, c)
+			}
+		}
+	}
+	if len(cases) == 0 {
+		t.Skip("no ISA of these functions runs here")
+	}
+	lowertest.Host("amd64").Execute(t, src, funcs, cases)
+}
+
+// TestColumnNTLoops: BatchNorm's Columns kernels stream their output pass
+// only: VMOVNTPS in the last loop's streaming copy of every group and
+// block (a masked tail stores plainly), one gate per call before the
+// group (on AVX2 with its least stride), and SFENCE at the exit behind it.
+func TestColumnNTLoops(t *testing.T) {
+	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
+		for _, k := range batchNormColumns(t) {
+			f := target.Func{Kernel: k, ISA: isa}
+			text, err := compile(f)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			src := string(text)
+			loops := 0
+			for _, st := range k.Body {
+				if _, ok := st.(*ir.Loop); ok {
+					loops++
+				}
+			}
+			last := loops - 1
+			for _, b := range []string{"g", "b"} {
+				body := src[strings.Index(src, fmt.Sprintf("\n%sloop%dnt:\n", b, last)):]
+				body, _, _ = strings.Cut(body, "\tJB ")
+				if got, want := strings.Count(body, "VMOVNTPS"), 1; got < want {
+					t.Errorf("%s: %sloop%dnt has %d streaming stores", f.Name(), b, last, got)
+				}
+			}
+			tail := src[strings.Index(src, "\ntail:\n"):]
+			if strings.Count(src, "VMOVNTPS") == 0 || strings.Contains(tail, "VMOVNTPS") {
+				t.Errorf("%s: want streaming stores in groups and blocks only", f.Name())
+			}
+			for n := range last {
+				if strings.Contains(src, fmt.Sprintf("loop%dnt:", n)) {
+					t.Errorf("%s: loop %d, not the output pass, streams", f.Name(), n)
+				}
+			}
+			head, _, _ := strings.Cut(src, "\ngroup:")
+			gate := regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n\s+JB\s+nont\n`, columnNTMinBytes))
+			if !gate.MatchString(head) || gate.MatchString(src[len(head):]) {
+				t.Errorf("%s: want the gate %q once, before the group", f.Name(), gate)
+			}
+			if m := columnNTMinStride[isa.Desc().VectorBytes]; m > 0 &&
+				!regexp.MustCompile(fmt.Sprintf(`CMPQ\s+\w+, \$\+%d\n\s+JB\s+nont\n`, m)).MatchString(head) {
+				t.Errorf("%s: no least stride %d in the gate", f.Name(), m)
+			}
+			if !regexp.MustCompile(`\nnosfence:\n`).MatchString(src) || !strings.Contains(src[strings.Index(src, "\ndone:\n"):], "SFENCE") {
+				t.Errorf("%s: no SFENCE at the exit", f.Name())
 			}
 		}
 	}

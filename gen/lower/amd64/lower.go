@@ -114,6 +114,9 @@ type lowering struct {
 	pfLines   int
 	pfLoops   int
 	pfElem    int // bytes per element of the streams
+	// ntFlag is the frame slot of a Columns call's streaming gate (nil:
+	// no output pass streams), which the epilogue reads.
+	ntFlag *operand.Mem
 }
 
 // accState is where one accumulator's partial sums live during and after
@@ -259,6 +262,7 @@ func (l *lowering) epilogue(sig *gotypes.Signature) {
 		l.I(x86.MOVQ(n, ret.Addr))
 	}
 	l.ntEpilogue()
+	l.columnNTEpilogue()
 	l.I(x86.VZEROUPPER())
 	l.I(x86.RET())
 }
