@@ -88,8 +88,9 @@ func halfnormWidenF16(b uint16) float32 {
 }
 
 // narrowF16 rounds v to binary16, to nearest, ties to even; from 65520
-// up, Inf. A NaN is quieted, keeping its payload's top bits. Each case is
-// computed and selected, which keeps it inlinable and branch-free.
+// up, Inf. A NaN is quieted, keeping its payload's top bits. The cases
+// are selects (at most a predictable branch around the subnormal one),
+// and the function is small enough to inline.
 func halfnormNarrowF16(v float32) uint16 {
 	u := math.Float32bits(v)
 	a := u & 0x7fffffff
