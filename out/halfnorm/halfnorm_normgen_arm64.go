@@ -87,7 +87,7 @@ func halfnormRunBF16LayerNorm768(kern func(dst, x *uint16, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &x[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			halfnormGoBF16LayerNormAny(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
+			halfnormGoBF16LayerNormAnyF64(dst[done*768:], x[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -101,7 +101,7 @@ func halfnormRunBF16LayerNorm1024(kern func(dst, x *uint16, gamma, beta *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*1024], &x[done*1024], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			halfnormGoBF16LayerNormAny(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
+			halfnormGoBF16LayerNormAnyF64(dst[done*1024:], x[done*1024:], gamma, beta, 1, 1024)
 			done++
 		}
 	}
@@ -115,7 +115,7 @@ func halfnormRunBF16LayerNorm4096(kern func(dst, x *uint16, gamma, beta *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			halfnormGoBF16LayerNormAny(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
+			halfnormGoBF16LayerNormAnyF64(dst[done*4096:], x[done*4096:], gamma, beta, 1, 4096)
 			done++
 		}
 	}
@@ -129,7 +129,7 @@ func halfnormRunBF16LayerNormAny(kern func(dst, x *uint16, gamma, beta *float32,
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			halfnormGoBF16LayerNormAny(dst[done*h:], x[done*h:], gamma, beta, 1, h)
+			halfnormGoBF16LayerNormAnyF64(dst[done*h:], x[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}
@@ -143,7 +143,7 @@ func halfnormRunBF16RMSNorm2048(kern func(dst, x *uint16, gamma *float32, rows i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*2048], &x[done*2048], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoBF16RMSNormAny(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
+			halfnormGoBF16RMSNormAnyF64(dst[done*2048:], x[done*2048:], gamma, 1, 2048)
 			done++
 		}
 	}
@@ -157,7 +157,7 @@ func halfnormRunBF16RMSNorm4096(kern func(dst, x *uint16, gamma *float32, rows i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &x[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoBF16RMSNormAny(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
+			halfnormGoBF16RMSNormAnyF64(dst[done*4096:], x[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -171,7 +171,7 @@ func halfnormRunBF16RMSNorm8192(kern func(dst, x *uint16, gamma *float32, rows i
 	for done := 0; done < rows; {
 		done += kern(&dst[done*8192], &x[done*8192], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoBF16RMSNormAny(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
+			halfnormGoBF16RMSNormAnyF64(dst[done*8192:], x[done*8192:], gamma, 1, 8192)
 			done++
 		}
 	}
@@ -185,7 +185,7 @@ func halfnormRunBF16RMSNormAny(kern func(dst, x *uint16, gamma *float32, rows, h
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &x[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			halfnormGoBF16RMSNormAny(dst[done*h:], x[done*h:], gamma, 1, h)
+			halfnormGoBF16RMSNormAnyF64(dst[done*h:], x[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -199,7 +199,7 @@ func halfnormRunBF16AddRMSNorm4096(kern func(dst, sum, x, f *uint16, gamma *floa
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoBF16AddRMSNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			halfnormGoBF16AddRMSNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -213,7 +213,7 @@ func halfnormRunBF16AddRMSNormAny(kern func(dst, sum, x, f *uint16, gamma *float
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			halfnormGoBF16AddRMSNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			halfnormGoBF16AddRMSNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -227,7 +227,7 @@ func halfnormRunF16AddRMSNorm4096(kern func(dst, sum, x, f *uint16, gamma *float
 	for done := 0; done < rows; {
 		done += kern(&dst[done*4096], &sum[done*4096], &x[done*4096], &f[done*4096], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoF16AddRMSNormAny(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
+			halfnormGoF16AddRMSNormAnyF64(dst[done*4096:], sum[done*4096:], x[done*4096:], f[done*4096:], gamma, 1, 4096)
 			done++
 		}
 	}
@@ -241,7 +241,7 @@ func halfnormRunF16AddRMSNormAny(kern func(dst, sum, x, f *uint16, gamma *float3
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &sum[done*h], &x[done*h], &f[done*h], &gamma[0], rows-done, h)
 		if done < rows {
-			halfnormGoF16AddRMSNormAny(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
+			halfnormGoF16AddRMSNormAnyF64(dst[done*h:], sum[done*h:], x[done*h:], f[done*h:], gamma, 1, h)
 			done++
 		}
 	}
@@ -255,7 +255,7 @@ func halfnormRunBF16GroupNorm(kern func(dst *uint16, mean, rstd *float32, x *uin
 	for done := 0; done < rows; {
 		done += kern(&dst[done*rowstride], &mean[done], &rstd[done], &x[done*rowstride], &gamma[done*segs], &beta[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			halfnormGoBF16GroupNormAny(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
+			halfnormGoBF16GroupNormAnyF64(dst[done*rowstride:], mean[done:], rstd[done:], x[done*rowstride:], gamma[done*segs:], beta[done*segs:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -269,7 +269,7 @@ func halfnormRunBF16GroupNormBackwardRows(kern func(dx, dy, x *uint16, mean, rst
 	for done := 0; done < rows; {
 		done += kern(&dx[done*rowstride], &dy[done*rowstride], &x[done*rowstride], &mean[done], &rstd[done], &gamma[done*segs], rows-done, segs, seglen, segstride, rowstride)
 		if done < rows {
-			halfnormGoBF16GroupNormBackwardRowsAny(dx[done*rowstride:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gamma[done*segs:], 1, segs, seglen, segstride, rowstride)
+			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[done*rowstride:], dy[done*rowstride:], x[done*rowstride:], mean[done:], rstd[done:], gamma[done*segs:], 1, segs, seglen, segstride, rowstride)
 			done++
 		}
 	}
@@ -297,7 +297,7 @@ func halfnormRunBF16LayerNormTrain768(kern func(dst *uint16, mean, rstd *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*768], &mean[done], &rstd[done], &x[done*768], &gamma[0], &beta[0], rows-done)
 		if done < rows {
-			halfnormGoBF16LayerNormTrainAny(dst[done*768:], mean[done:], rstd[done:], x[done*768:], gamma, beta, 1, 768)
+			halfnormGoBF16LayerNormTrainAnyF64(dst[done*768:], mean[done:], rstd[done:], x[done*768:], gamma, beta, 1, 768)
 			done++
 		}
 	}
@@ -311,7 +311,7 @@ func halfnormRunBF16LayerNormTrainAny(kern func(dst *uint16, mean, rstd *float32
 	for done := 0; done < rows; {
 		done += kern(&dst[done*h], &mean[done], &rstd[done], &x[done*h], &gamma[0], &beta[0], rows-done, h)
 		if done < rows {
-			halfnormGoBF16LayerNormTrainAny(dst[done*h:], mean[done:], rstd[done:], x[done*h:], gamma, beta, 1, h)
+			halfnormGoBF16LayerNormTrainAnyF64(dst[done*h:], mean[done:], rstd[done:], x[done*h:], gamma, beta, 1, h)
 			done++
 		}
 	}
@@ -325,7 +325,7 @@ func halfnormRunBF16LayerNormTrainBackwardRows768(kern func(dx, dy, x *uint16, m
 	for done := 0; done < rows; {
 		done += kern(&dx[done*768], &dy[done*768], &x[done*768], &mean[done], &rstd[done], &gamma[0], rows-done)
 		if done < rows {
-			halfnormGoBF16LayerNormTrainBackwardRowsAny(dx[done*768:], dy[done*768:], x[done*768:], mean[done:], rstd[done:], gamma, 1, 768)
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx[done*768:], dy[done*768:], x[done*768:], mean[done:], rstd[done:], gamma, 1, 768)
 			done++
 		}
 	}
@@ -339,7 +339,7 @@ func halfnormRunBF16LayerNormTrainBackwardRowsAny(kern func(dx, dy, x *uint16, m
 	for done := 0; done < rows; {
 		done += kern(&dx[done*h], &dy[done*h], &x[done*h], &mean[done], &rstd[done], &gamma[0], rows-done, h)
 		if done < rows {
-			halfnormGoBF16LayerNormTrainBackwardRowsAny(dx[done*h:], dy[done*h:], x[done*h:], mean[done:], rstd[done:], gamma, 1, h)
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx[done*h:], dy[done*h:], x[done*h:], mean[done:], rstd[done:], gamma, 1, h)
 			done++
 		}
 	}

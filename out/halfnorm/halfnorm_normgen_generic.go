@@ -5,7 +5,86 @@ package halfnorm
 import "math"
 
 // goBF16LayerNormAny is the pure-Go BF16LayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16LayerNormAnyF64.
 func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		pivot := halfnormWidenBF16(xRow[0])
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
+				pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
+				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
+				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := (halfnormWidenBF16(xBlock[j]) - shift)
+				devB := (halfnormWidenBF16(xBlock[j+1]) - shift)
+				devC := (halfnormWidenBF16(xBlock[j+2]) - shift)
+				devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (halfnormWidenBF16(xRow[i]) - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			halfnormGoBF16LayerNormAnyF64(dstRow, xRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		}
+	}
+}
+
+// goBF16LayerNormAnyF64 is the pure-Go BF16LayerNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+func halfnormGoBF16LayerNormAnyF64(dst, x []uint16, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -39,7 +118,61 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 }
 
 // goBF16RMSNormAny is the pure-Go BF16RMSNorm: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16RMSNormAnyF64.
 func halfnormGoBF16RMSNormAny(dst, x []uint16, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				xiA := halfnormWidenBF16(xBlock[j])
+				xiB := halfnormWidenBF16(xBlock[j+1])
+				xiC := halfnormWidenBF16(xBlock[j+2])
+				xiD := halfnormWidenBF16(xBlock[j+3])
+				xiE := halfnormWidenBF16(xBlock[j+4])
+				xiF := halfnormWidenBF16(xBlock[j+5])
+				xiG := halfnormWidenBF16(xBlock[j+6])
+				xiH := halfnormWidenBF16(xBlock[j+7])
+				squareSum0 += xiA*xiA + xiE*xiE
+				squareSum1 += xiB*xiB + xiF*xiF
+				squareSum2 += xiC*xiC + xiG*xiG
+				squareSum3 += xiD*xiD + xiH*xiH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			xi := halfnormWidenBF16(xRow[i])
+			squareSumTail += xi * xi
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			halfnormGoBF16RMSNormAnyF64(dstRow, xRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			dstRow[i] = halfnormNarrowBF16(halfnormWidenBF16(xRow[i]) * rstd * gamma[i])
+		}
+	}
+}
+
+// goBF16RMSNormAnyF64 is the pure-Go BF16RMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+func halfnormGoBF16RMSNormAnyF64(dst, x []uint16, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -61,7 +194,66 @@ func halfnormGoBF16RMSNormAny(dst, x []uint16, gamma []float32, rows, h int) {
 }
 
 // goBF16AddRMSNormAny is the pure-Go BF16AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16AddRMSNormAnyF64.
 func halfnormGoBF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		sumRow := sum[r*h:][:h]
+		xRow := x[r*h:][:h]
+		fRow := f[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			fBlock := (*[64]uint16)(fRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				sA := (halfnormWidenBF16(xBlock[j]) + halfnormWidenBF16(fBlock[j]))
+				sB := (halfnormWidenBF16(xBlock[j+1]) + halfnormWidenBF16(fBlock[j+1]))
+				sC := (halfnormWidenBF16(xBlock[j+2]) + halfnormWidenBF16(fBlock[j+2]))
+				sD := (halfnormWidenBF16(xBlock[j+3]) + halfnormWidenBF16(fBlock[j+3]))
+				sE := (halfnormWidenBF16(xBlock[j+4]) + halfnormWidenBF16(fBlock[j+4]))
+				sF := (halfnormWidenBF16(xBlock[j+5]) + halfnormWidenBF16(fBlock[j+5]))
+				sG := (halfnormWidenBF16(xBlock[j+6]) + halfnormWidenBF16(fBlock[j+6]))
+				sH := (halfnormWidenBF16(xBlock[j+7]) + halfnormWidenBF16(fBlock[j+7]))
+				squareSum0 += sA*sA + sE*sE
+				squareSum1 += sB*sB + sF*sF
+				squareSum2 += sC*sC + sG*sG
+				squareSum3 += sD*sD + sH*sH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			s := (halfnormWidenBF16(xRow[i]) + halfnormWidenBF16(fRow[i]))
+			squareSumTail += s * s
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			halfnormGoBF16AddRMSNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			s := (halfnormWidenBF16(xRow[i]) + halfnormWidenBF16(fRow[i]))
+			sumRow[i] = halfnormNarrowBF16(s)
+			dstRow[i] = halfnormNarrowBF16(s * rstd * gamma[i])
+		}
+	}
+}
+
+// goBF16AddRMSNormAnyF64 is the pure-Go BF16AddRMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+func halfnormGoBF16AddRMSNormAnyF64(dst, sum, x, f []uint16, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -87,7 +279,66 @@ func halfnormGoBF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows,
 }
 
 // goF16AddRMSNormAny is the pure-Go F16AddRMSNorm: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goF16AddRMSNormAnyF64.
 func halfnormGoF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		sumRow := sum[r*h:][:h]
+		xRow := x[r*h:][:h]
+		fRow := f[r*h:][:h]
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			fBlock := (*[64]uint16)(fRow[i:])
+			var squareSum0, squareSum1, squareSum2, squareSum3 float32
+			for j := 0; j < 64; j += 8 {
+				sA := (halfnormWidenF16(xBlock[j]) + halfnormWidenF16(fBlock[j]))
+				sB := (halfnormWidenF16(xBlock[j+1]) + halfnormWidenF16(fBlock[j+1]))
+				sC := (halfnormWidenF16(xBlock[j+2]) + halfnormWidenF16(fBlock[j+2]))
+				sD := (halfnormWidenF16(xBlock[j+3]) + halfnormWidenF16(fBlock[j+3]))
+				sE := (halfnormWidenF16(xBlock[j+4]) + halfnormWidenF16(fBlock[j+4]))
+				sF := (halfnormWidenF16(xBlock[j+5]) + halfnormWidenF16(fBlock[j+5]))
+				sG := (halfnormWidenF16(xBlock[j+6]) + halfnormWidenF16(fBlock[j+6]))
+				sH := (halfnormWidenF16(xBlock[j+7]) + halfnormWidenF16(fBlock[j+7]))
+				squareSum0 += sA*sA + sE*sE
+				squareSum1 += sB*sB + sF*sF
+				squareSum2 += sC*sC + sG*sG
+				squareSum3 += sD*sD + sH*sH
+			}
+			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
+		}
+		var squareSumTail float32
+		for i := whole; i < h; i++ {
+			s := (halfnormWidenF16(xRow[i]) + halfnormWidenF16(fRow[i]))
+			squareSumTail += s * s
+		}
+		squareSum += float64(squareSumTail)
+		meanSquare := float32(squareSum) * invN
+		eps := float32(1e-06)
+		meanSquareEps := meanSquare + eps
+		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
+			halfnormGoF16AddRMSNormAnyF64(dstRow, sumRow, xRow, fRow, gamma, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(meanSquareEps)))
+		rstd := 1 / std
+		for i := range h {
+			s := (halfnormWidenF16(xRow[i]) + halfnormWidenF16(fRow[i]))
+			sumRow[i] = halfnormNarrowF16(s)
+			dstRow[i] = halfnormNarrowF16(s * rstd * gamma[i])
+		}
+	}
+}
+
+// goF16AddRMSNormAnyF64 is the pure-Go F16AddRMSNorm in float64, for the rows whose float32
+// statistics a guard rejects: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+func halfnormGoF16AddRMSNormAnyF64(dst, sum, x, f []uint16, gamma []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -113,7 +364,99 @@ func halfnormGoF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, 
 }
 
 // goBF16GroupNormAny is the pure-Go BF16GroupNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16GroupNormAnyF64.
 func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
+	invN := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		pivot := halfnormWidenBF16(x[r*rowstride])
+		var pivotSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]uint16)(xRow[i:])
+				var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+				for j := 0; j < 64; j += 8 {
+					pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
+					pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
+					pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
+					pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
+				}
+				pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+			}
+			var pivotSumTail float32
+			for i := whole; i < seglen; i++ {
+				pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+			}
+			pivotSum += float64(pivotSumTail)
+		}
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			xRow := x[base:][:seglen]
+			for i := 0; i < whole; i += 64 {
+				xBlock := (*[64]uint16)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				for j := 0; j < 64; j += 4 {
+					devA := (halfnormWidenBF16(xBlock[j]) - shift)
+					devB := (halfnormWidenBF16(xBlock[j+1]) - shift)
+					devC := (halfnormWidenBF16(xBlock[j+2]) - shift)
+					devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+				devSum += float64(devSum0 + devSum1)
+				squareSum += float64(squareSum0 + squareSum1)
+			}
+			var devSumTail, squareSumTail float32
+			for i := whole; i < seglen; i++ {
+				dev := (halfnormWidenBF16(xRow[i]) - shift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			devSum += float64(devSumTail)
+			squareSum += float64(squareSumTail)
+		}
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			halfnormGoBF16GroupNormAnyF64(dst[r*rowstride:], means[r:], rstds[r:], x[r*rowstride:], gamma[r*segs:], beta[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dstRow := dst[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			betaSeg := beta[r*segs+k]
+			for i := range seglen {
+				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gammaSeg + betaSeg))
+			}
+		}
+		means[r] = mean
+		rstds[r] = rstd
+	}
+}
+
+// goBF16GroupNormAnyF64 is the pure-Go BF16GroupNorm in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma[c] + beta[c].
+func halfnormGoBF16GroupNormAnyF64(dst []uint16, means, rstds []float32, x []uint16, gamma, beta []float32, rows, segs, seglen, segstride, rowstride int) {
 	invN := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		pivot := float64(halfnormWidenBF16(x[r*rowstride]))
@@ -161,7 +504,78 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 }
 
 // goBF16GroupNormBackwardRowsAny is the pure-Go BF16GroupNormBackwardRows: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16GroupNormBackwardRowsAnyF64.
 func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamma []float32, rows, segs, seglen, segstride, rowstride int) {
+	s3 := 1 / float32(segs*seglen)
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
+	for r := 0; r < rows; r++ {
+		s0 := mean[r]
+		s1 := rstd[r]
+		var acc0 float64
+		var acc1 float64
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			for i := 0; i < whole; i += 64 {
+				dyBlock := (*[64]uint16)(dyRow[i:])
+				xBlock := (*[64]uint16)(xRow[i:])
+				var acc00, acc01 float32
+				var acc10, acc11 float32
+				for j := 0; j < 64; j += 4 {
+					v2A := halfnormWidenBF16(dyBlock[j]) * gammaSeg
+					v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaSeg
+					v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaSeg
+					v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaSeg
+					acc00 += v2A + v2C
+					acc01 += v2B + v2D
+					acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
+					acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
+				}
+				acc0 += float64(acc00 + acc01)
+				acc1 += float64(acc10 + acc11)
+			}
+			var acc0Tail, acc1Tail float32
+			for i := whole; i < seglen; i++ {
+				v2 := halfnormWidenBF16(dyRow[i]) * gammaSeg
+				acc0Tail += v2
+				acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
+			}
+			acc0 += float64(acc0Tail)
+			acc1 += float64(acc1Tail)
+		}
+		s2 := float32(acc0)
+		s4 := s2 * s3
+		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s5 := float32(acc1)
+		s6 := s5 * s3
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		s8 := 0 - s6
+		for k := range segs {
+			base := r*rowstride + k*segstride
+			dxRow := dx[base:][:seglen]
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			gammaSeg := gamma[r*segs+k]
+			for i := range seglen {
+				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
+			}
+		}
+	}
+}
+
+// goBF16GroupNormBackwardRowsAnyF64 is the pure-Go BF16GroupNormBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+func halfnormGoBF16GroupNormBackwardRowsAnyF64(dx, dy, x []uint16, mean, rstd, gamma []float32, rows, segs, seglen, segstride, rowstride int) {
 	s3 := 1 / float64(segs*seglen)
 	for r := 0; r < rows; r++ {
 		s0 := float64(mean[r])
@@ -196,29 +610,137 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 }
 
 // goBF16GroupNormBackwardParamsAny is the pure-Go BF16GroupNormBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
 func halfnormGoBF16GroupNormBackwardParamsAny(dgamma, dbeta []float32, dy, x []uint16, mean, rstd []float32, rows, segs, seglen, segstride, rowstride int) {
+	// Sums run over whole blocks, then over the rest of the segment.
+	whole := seglen - seglen%64
 	for r := 0; r < rows; r++ {
 		var acc0 float64
 		var acc1 float64
 		for k := range segs {
 			base := r*rowstride + k*segstride
-			dyRow := dy[base : base+seglen]
-			xRow := x[base : base+seglen]
-			for i := range seglen {
-				v0 := float64(halfnormWidenBF16(dyRow[i]))
-				acc0 += v0 * (float64(halfnormWidenBF16(xRow[i])) - float64(mean[r*segs+k])) * float64(rstd[r*segs+k])
-				acc1 += v0
+			dyRow := dy[base:][:seglen]
+			xRow := x[base:][:seglen]
+			meanSeg := mean[r*segs+k]
+			rstdSeg := rstd[r*segs+k]
+			for i := 0; i < whole; i += 64 {
+				dyBlock := (*[64]uint16)(dyRow[i:])
+				xBlock := (*[64]uint16)(xRow[i:])
+				var acc00, acc01 float32
+				var acc10, acc11 float32
+				for j := 0; j < 64; j += 4 {
+					v0A := halfnormWidenBF16(dyBlock[j])
+					v0B := halfnormWidenBF16(dyBlock[j+1])
+					v0C := halfnormWidenBF16(dyBlock[j+2])
+					v0D := halfnormWidenBF16(dyBlock[j+3])
+					acc00 += v0A*((halfnormWidenBF16(xBlock[j])-meanSeg)*rstdSeg) + v0C*((halfnormWidenBF16(xBlock[j+2])-meanSeg)*rstdSeg)
+					acc01 += v0B*((halfnormWidenBF16(xBlock[j+1])-meanSeg)*rstdSeg) + v0D*((halfnormWidenBF16(xBlock[j+3])-meanSeg)*rstdSeg)
+					acc10 += v0A + v0C
+					acc11 += v0B + v0D
+				}
+				acc0 += float64(acc00 + acc01)
+				acc1 += float64(acc10 + acc11)
 			}
+			var acc0Tail, acc1Tail float32
+			for i := whole; i < seglen; i++ {
+				v0 := halfnormWidenBF16(dyRow[i])
+				acc0Tail += v0 * ((halfnormWidenBF16(xRow[i]) - meanSeg) * rstdSeg)
+				acc1Tail += v0
+			}
+			acc0 += float64(acc0Tail)
+			acc1 += float64(acc1Tail)
 		}
-		s0 := acc0
-		dgamma[r] = float32(s0)
-		s1 := acc1
-		dbeta[r] = float32(s1)
+		s0 := float32(acc0)
+		dgamma[r] = s0
+		s1 := float32(acc1)
+		dbeta[r] = s1
 	}
 }
 
 // goBF16LayerNormTrainAny is the pure-Go BF16LayerNormTrain: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16LayerNormTrainAnyF64.
 func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []uint16, gamma, beta []float32, rows, h int) {
+	invN := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	beta = beta[:h]
+	for r := 0; r < rows; r++ {
+		dstRow := dst[r*h:][:h]
+		xRow := x[r*h:][:h]
+		pivot := halfnormWidenBF16(xRow[0])
+		var pivotSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+			for j := 0; j < 64; j += 8 {
+				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
+				pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
+				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
+				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
+			}
+			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
+		}
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+		}
+		pivotSum += float64(pivotSumTail)
+		pivotMean := float32(pivotSum) * invN
+		shift := pivot + pivotMean
+		var devSum float64
+		var squareSum float64
+		for i := 0; i < whole; i += 64 {
+			xBlock := (*[64]uint16)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			for j := 0; j < 64; j += 4 {
+				devA := (halfnormWidenBF16(xBlock[j]) - shift)
+				devB := (halfnormWidenBF16(xBlock[j+1]) - shift)
+				devC := (halfnormWidenBF16(xBlock[j+2]) - shift)
+				devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
+				devSum0 += devA + devC
+				devSum1 += devB + devD
+				squareSum0 += devA*devA + devC*devC
+				squareSum1 += devB*devB + devD*devD
+			}
+			devSum += float64(devSum0 + devSum1)
+			squareSum += float64(squareSum0 + squareSum1)
+		}
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (halfnormWidenBF16(xRow[i]) - shift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		devSum += float64(devSumTail)
+		squareSum += float64(squareSumTail)
+		correction := float32(devSum) * invN
+		meanSquare := float32(squareSum) * invN
+		correctionSq := correction * correction
+		variance := meanSquare - correctionSq
+		eps := float32(1e-05)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			halfnormGoBF16LayerNormTrainAnyF64(dstRow, means[r:], rstds[r:], xRow, gamma, beta, 1, h)
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		for i := range h {
+			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		}
+		means[r] = mean
+		rstds[r] = rstd
+	}
+}
+
+// goBF16LayerNormTrainAnyF64 is the pure-Go BF16LayerNormTrain in float64, for the rows whose float32
+// statistics a guard rejects: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gamma + beta.
+func halfnormGoBF16LayerNormTrainAnyF64(dst []uint16, means, rstds []float32, x []uint16, gamma, beta []float32, rows, h int) {
 	invN := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h : r*h+h]
@@ -255,7 +777,71 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 }
 
 // goBF16LayerNormTrainBackwardRowsAny is the pure-Go BF16LayerNormTrainBackwardRows: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// Float32 arithmetic, its sums in float32 blocks added in float64.
+// A row whose statistics leave float32's range takes goBF16LayerNormTrainBackwardRowsAnyF64.
 func halfnormGoBF16LayerNormTrainBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamma []float32, rows, h int) {
+	s3 := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	for r := 0; r < rows; r++ {
+		dxRow := dx[r*h:][:h]
+		dyRow := dy[r*h:][:h]
+		xRow := x[r*h:][:h]
+		s0 := mean[r]
+		s1 := rstd[r]
+		var acc0 float64
+		var acc1 float64
+		for i := 0; i < whole; i += 64 {
+			dyBlock := (*[64]uint16)(dyRow[i:])
+			xBlock := (*[64]uint16)(xRow[i:])
+			gammaBlock := (*[64]float32)(gamma[i:])
+			var acc00, acc01 float32
+			var acc10, acc11 float32
+			for j := 0; j < 64; j += 4 {
+				v2A := halfnormWidenBF16(dyBlock[j]) * gammaBlock[j]
+				v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1]
+				v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2]
+				v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3]
+				acc00 += v2A + v2C
+				acc01 += v2B + v2D
+				acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
+				acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
+			}
+			acc0 += float64(acc00 + acc01)
+			acc1 += float64(acc10 + acc11)
+		}
+		var acc0Tail, acc1Tail float32
+		for i := whole; i < h; i++ {
+			v2 := halfnormWidenBF16(dyRow[i]) * gamma[i]
+			acc0Tail += v2
+			acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
+		}
+		acc0 += float64(acc0Tail)
+		acc1 += float64(acc1Tail)
+		s2 := float32(acc0)
+		s4 := s2 * s3
+		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
+		s5 := float32(acc1)
+		s6 := s5 * s3
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
+		s8 := 0 - s6
+		for i := range h {
+			dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
+		}
+	}
+}
+
+// goBF16LayerNormTrainBackwardRowsAnyF64 is the pure-Go BF16LayerNormTrainBackwardRows in float64, for the rows whose float32
+// statistics a guard rejects: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+func halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx, dy, x []uint16, mean, rstd, gamma []float32, rows, h int) {
 	s3 := 1 / float64(h)
 	for r := 0; r < rows; r++ {
 		dxRow := dx[r*h : r*h+h]

@@ -70,42 +70,42 @@ func Float32FromF16(dst []float32, src []uint16) {
 	}
 }
 
-// widenF16 is the float32 value of binary16 bits (exact). A NaN keeps its
-// payload, quieted, as the hardware conversions do.
+// widenF16 is the float32 value of binary16 bits (exact). The magnitude's
+// bits moved to float32's places read 2^112 too small, subnormals
+// included; Inf and NaN take float32's top exponent instead, a NaN its
+// payload quieted, as the hardware conversions do. Small enough to
+// inline, and its selects compile without branches.
 func halfnormWidenF16(b uint16) float32 {
-	sign := uint32(b&0x8000) << 16
-	exp := uint32(b>>10) & 0x1f
-	man := uint32(b & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		if man != 0 {
-			man |= 0x200
-		}
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp == 0:
-		// Zero or subnormal: man units of 2^-24, exact in float32.
-		return math.Float32frombits(sign | math.Float32bits(float32(man)*0x1p-24))
+	a := uint32(b&0x7fff) << 13
+	v := math.Float32bits(math.Float32frombits(a) * 0x1p112)
+	if a >= 0x0f800000 {
+		v = a | 0x70000000
 	}
-	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+	if a > 0x0f800000 {
+		v = a | 0x70400000
+	}
+	return math.Float32frombits(v | uint32(b&0x8000)<<16)
 }
 
-// narrowF16 rounds v to binary16, to nearest, ties to even. A NaN is
-// quieted, keeping its payload's top bits.
+// narrowF16 rounds v to binary16, to nearest, ties to even; from 65520
+// up, Inf. A NaN is quieted, keeping its payload's top bits. The cases
+// are selects (at most a predictable branch around the subnormal one),
+// and the function is small enough to inline.
 func halfnormNarrowF16(v float32) uint16 {
 	u := math.Float32bits(v)
-	sign := uint16(u>>16) & 0x8000
 	a := u & 0x7fffffff
-	switch {
-	case a > 0x7f800000:
-		return sign | 0x7e00 | uint16(a>>13)&0x1ff
-	case a >= 0x477ff000: // 65520 and beyond round to Inf
-		return sign | 0x7c00
-	case a >= 0x38800000: // normal; a carry into the exponent is exact
-		return sign | uint16((a+0xfff+(a>>13)&1-0x38000000)>>13)
+	// Normal: rebias, round on the 13 bits dropped (a carry into the
+	// exponent is exact); beyond the largest finite, clamped to Inf.
+	h := min((a-0x37fff001+a>>13&1)>>13, 0x7c00)
+	if a < 0x38800000 {
+		// Below 2^-14: adding 0.5 puts a's units of 2^-24 in the low bits
+		// of a float32 in [0.5, 1), rounded to nearest even by the add.
+		h = math.Float32bits(math.Float32frombits(a)+0.5) - 0x3f000000
 	}
-	// Below 2^-14: adding 0.5 puts a's units of 2^-24 in the low bits of a
-	// float32 in [0.5, 1), rounded to nearest even by the addition itself.
-	return sign | uint16(math.Float32bits(math.Float32frombits(a)+0.5)-0x3f000000)
+	if a > 0x7f800000 {
+		h = 0x7e00 | a>>13&0x1ff
+	}
+	return uint16(h | u>>16&0x8000)
 }
 
 // checkOverlapBytes panics if the n bytes at out share memory with the m

@@ -27,7 +27,8 @@ import (
 const blockLen = pass.ChunkTerms
 
 // Blocked reports whether k gets the float32 form: contiguous rows (or
-// rows of contiguous segments) of float32, and float32 sums only where a
+// rows of contiguous segments) of float32 or half storage (loads widen,
+// stores round, as in the float64 form), and float32 sums only where a
 // guard catches their failure or, in a kernel of sums alone (a tensor
 // backward's parameter gradients), where the assembly has none either.
 // The float64 form then remains, named Float64Name(k), for the rows the
@@ -37,7 +38,7 @@ func Blocked(k *ir.Kernel) bool {
 		return false
 	}
 	for _, a := range k.Arrays {
-		if a.Elem != ir.F32 {
+		if a.Elem != ir.F32 && !a.Elem.Half() {
 			return false
 		}
 	}
@@ -247,7 +248,7 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 	var blk []jen.Code
 	for a := range l.k.Arrays {
 		if loopUses(lp, a) && !l.segParam(a) {
-			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(
+			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(
 				jen.Id(l.rowName(a)).Index(jen.Id("i"), jen.Empty())))
 		}
 	}
@@ -358,10 +359,13 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]).Op("*").Add(right(op.Args[1])))
 			continue
 		case ir.VStore:
-			code = append(code, at(op.Array).Op("=").Add(ref(op.Args[0])))
+			code = append(code, at(op.Array).Op("=").Add(narrow(l.k.Arrays[op.Array].Elem, ref(op.Args[0]))))
 			continue
 		case ir.VLoad:
 			e = at(op.Array)
+			if !l.segParam(op.Array) { // segments() widened it
+				e = widen(l.k.Arrays[op.Array].Elem, e)
+			}
 		case ir.VMul:
 			e = ref(op.Args[0]).Op("*").Add(right(op.Args[1]))
 			product[i] = true
@@ -425,10 +429,18 @@ func (l *lowering) segments(lp *ir.Loop, code []jen.Code) jen.Code {
 		case arr.Role == ir.RowIn || arr.Role == ir.RowOut:
 			seg = append(seg, jen.Id(l.rowName(a)).Op(":=").Id(l.arrayName(a)).Index(jen.Id("base"), jen.Empty()).Index(jen.Empty(), jen.Id("seglen")))
 		case arr.Role == ir.Param:
-			seg = append(seg, jen.Id(l.segName(a)).Op(":=").Id(l.arrayName(a)).Index(jen.Id("r").Op("*").Id("segs").Op("+").Id("k")))
+			seg = append(seg, jen.Id(l.segName(a)).Op(":=").Add(widen(arr.Elem, jen.Id(l.arrayName(a)).Index(jen.Id("r").Op("*").Id("segs").Op("+").Id("k")))))
 		}
 	}
 	return jen.For(jen.Id("k").Op(":=").Range().Id("segs")).Block(append(seg, code...)...)
+}
+
+// elemType is the Go type of one stored value of storage e.
+func elemType(e ir.Elem) *jen.Statement {
+	if e.Half() {
+		return jen.Uint16()
+	}
+	return jen.Float32()
 }
 
 // blockName is the local holding the current block of array a.

@@ -11,11 +11,11 @@ import (
 	"github.com/normgen/normgen/spec"
 )
 
-// TestBlockedForm: row kernels of float32 with a guard get the float32
-// form, which compiles, sums in blocks of 64 into float64 totals, hands
-// rejected rows to the float64 form with the row's slices, and converts
-// nothing to float64 per element; kernels of other layouts or storage
-// keep the float64 form alone.
+// TestBlockedForm: row kernels of float32 or half storage with a guard
+// get the float32 form, which compiles, sums in blocks of 64 into float64
+// totals, hands rejected rows to the float64 form with the row's slices,
+// and converts nothing to float64 per element; half storage is widened
+// as loaded and rounded as stored.
 func TestBlockedForm(t *testing.T) {
 	for _, sk := range []spec.Kernel{
 		{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
@@ -24,6 +24,8 @@ func TestBlockedForm(t *testing.T) {
 		{Name: "Gemma", Epsilon: 1e-6, Scale: true, ScaleOffset: 1},
 		{Name: "Eps", Epsilon: 1e-6, RuntimeEpsilon: true, Scale: true},
 		{Name: "WN", Statistic: "l2", Scale: true, AffinePerRow: true},
+		{Name: "BF16LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, Storage: "bf16"},
+		{Name: "F16AddRMS", Epsilon: 1e-6, Scale: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}, Storage: "f16"},
 	} {
 		k, err := algo.Build(sk)
 		if err != nil {
@@ -37,14 +39,18 @@ func TestBlockedForm(t *testing.T) {
 		if Float64Name(k) != f64 || !strings.Contains(src, "func "+f64+"(") {
 			t.Errorf("%s: no float64 form %s:\n%s", sk.Name, f64, src)
 		}
-		// A kernel that stores its sum first hands rows to its fallback's
-		// float64 form, emitted first.
+		// A float32 kernel that stores its sum first hands rows to its
+		// fallback's float64 form, emitted first.
 		fb, _ := Fallback(k)
-		if sum := sk.Residual != nil && sk.Residual.StoreSum; (fb != f64) != sum || sum && fb != "go"+sk.Name+"SumAnyF64" {
+		if sum := sk.Residual != nil && sk.Residual.StoreSum && sk.Storage == ""; (fb != f64) != sum || sum && fb != "go"+sk.Name+"SumAnyF64" {
 			t.Errorf("%s: rejected rows go to %s", sk.Name, fb)
 		}
 		fast := src[:strings.Index(src, "func "+fb+"(")]
-		for _, want := range []string{"whole := h - h%64", "(*[64]float32)(xRow[i:])", "for j := 0; j < 64; j += ", "xRow := x[r*h:][:h]", fb + "(dstRow, ", "continue"} {
+		wants := []string{"whole := h - h%64", "(*[64]float32)(xRow[i:])", "for j := 0; j < 64; j += ", "xRow := x[r*h:][:h]", fb + "(dstRow, ", "continue"}
+		if f := strings.ToUpper(sk.Storage); f != "" {
+			wants = append(wants[2:], "(*[64]uint16)(xRow[i:])", "widen"+f+"(xBlock[j])", "= narrow"+f+"(")
+		}
+		for _, want := range wants {
 			if !strings.Contains(fast, want) {
 				t.Errorf("%s: float32 form lacks %q:\n%s", sk.Name, want, fast)
 			}
@@ -68,17 +74,6 @@ func TestBlockedForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	render(t, k)
-	for _, sk := range []spec.Kernel{
-		{Name: "Half", Mean: true, Epsilon: 1e-5, Storage: "bf16"},
-	} {
-		k, err := algo.Build(sk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if Blocked(k) || Float64Name(k) != "go"+sk.Name+"Any" {
-			t.Errorf("%s: float32 form where it does not apply", sk.Name)
-		}
-	}
 }
 
 // TestColumnTiles: Columns kernels of float32 (parameter gradients,

@@ -6,11 +6,12 @@
 // from a constant H that is worth the extra code. Kernels of float32 get
 // the float32 form: the assembly's arithmetic, its sums in float32 blocks
 // added in float64, as fast as scalar Go gets, over rows and segments
-// (blocked.go) or tiles of columns (columns.go). Half storage, and the
-// rows a guard rejects, get the float64 form (loads widen, stores round
-// to float32), whose statistics cannot overflow or underflow where
-// float32 ones can, which is why the assembly hands such rows (ir.SGuard)
-// to it too.
+// (blocked.go) or tiles of columns (columns.go); half storage too over
+// rows and segments, its loads widened and its stores rounded. The rows
+// a guard rejects (and half storage in columns) get the float64 form
+// (loads widen, stores round to float32), whose statistics cannot
+// overflow or underflow where float32 ones can, which is why the
+// assembly hands such rows (ir.SGuard) to it too.
 package golang
 
 import (
@@ -455,13 +456,14 @@ func (l *lowering) scalar32(st *ir.Scalar, arg func(int) *jen.Statement) jen.Cod
 		// float64's square root rounded to float32 is float32's.
 		v = jen.Float32().Call(jen.Qual("math", "Sqrt").Call(jen.Float64().Call(arg(0))))
 	case ir.SLoad:
+		e := l.k.Arrays[st.Array].Elem
 		if l.k.Arrays[st.Array].Role == ir.RowIn {
-			v = l.first(st.Array)
+			v = widen(e, l.first(st.Array))
 		} else {
-			v = jen.Id(l.arrayName(st.Array)).Index(jen.Id("r"))
+			v = widen(e, jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")))
 		}
 	case ir.SStore:
-		return jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")).Op("=").Add(arg(0))
+		return jen.Id(l.arrayName(st.Array)).Index(jen.Id("r")).Op("=").Add(narrow(l.k.Arrays[st.Array].Elem, arg(0)))
 	default:
 		panic(fmt.Sprintf("golang: unknown scalar op %v", st.Code))
 	}

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,7 +29,13 @@ func renderCode(t *testing.T, k *ir.Kernel, code jen.Code) string {
 	t.Helper()
 	f := jen.NewFile("p")
 	f.Add(code)
-	src := fmt.Sprintf("%#v", f)
+	helpers := halfHelpers(k)
+	if helpers != "" {
+		// The imports the helpers need.
+		f.Var().Id("_").Op("=").Qual("fmt", "Sprint")
+		f.Var().Id("_").Op("=").Qual("math", "Sqrt")
+	}
+	src := fmt.Sprintf("%#v", f) + helpers
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "p.go", src, 0)
 	if err != nil {
@@ -37,6 +44,27 @@ func renderCode(t *testing.T, k *ir.Kernel, code jen.Code) string {
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	if _, err := conf.Check("p", fset, []*ast.File{file}, nil); err != nil {
 		t.Fatalf("%s: %v\n%s", k.Name, err, src)
+	}
+	return src
+}
+
+// halfHelpers is the conversions a kernel of half storage calls, and
+// the imports they need, for the file to type-check: HalfSource's, with
+// its SIMD bulk conversions converting nothing.
+func halfHelpers(k *ir.Kernel) string {
+	var elems []ir.Elem
+	for _, a := range k.Arrays {
+		if a.Elem.Half() && !slices.Contains(elems, a.Elem) {
+			elems = append(elems, a.Elem)
+		}
+	}
+	if len(elems) == 0 {
+		return ""
+	}
+	src := HalfSource(elems)
+	for _, f := range []string{"BF16FromFloat32(dst []uint16, src []float32)", "Float32FromBF16(dst []float32, src []uint16)",
+		"F16FromFloat32(dst []uint16, src []float32)", "Float32FromF16(dst []float32, src []uint16)"} {
+		src += "func simd" + f + " int { return 0 }\n"
 	}
 	return src
 }
