@@ -71,6 +71,14 @@ func init() {
 				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbavx2.BF16AddRMSNorm768, 4096: nbavx2.BF16AddRMSNorm4096, 8192: nbavx2.BF16AddRMSNorm8192},
 				addRMSAny: nbavx2.BF16AddRMSNormAny,
 			},
+			"f16": {
+				ln:        map[int]func(dst, x []uint16, gamma, beta []float32){768: nbavx2.F16LayerNorm768, 4096: nbavx2.F16LayerNorm4096, 8192: nbavx2.F16LayerNorm8192},
+				lnAny:     nbavx2.F16LayerNormAny,
+				rms:       map[int]func(dst, x []uint16, gamma []float32){768: nbavx2.F16RMSNorm768, 4096: nbavx2.F16RMSNorm4096, 8192: nbavx2.F16RMSNorm8192},
+				rmsAny:    nbavx2.F16RMSNormAny,
+				addRMS:    map[int]func(dst, sum, x, f []uint16, gamma []float32){768: nbavx2.F16AddRMSNorm768, 4096: nbavx2.F16AddRMSNorm4096, 8192: nbavx2.F16AddRMSNorm8192},
+				addRMSAny: nbavx2.F16AddRMSNormAny,
+			},
 		},
 	})
 }
