@@ -62,6 +62,12 @@ func FuzzBatchNormTrainBackward(f *testing.F) {
 
 func FuzzGroupNormBackward(f *testing.F) { convnormFuzzTensorBackward(f, "GroupNormBackward") }
 
+func BenchmarkBatchNormTrainBackward(b *testing.B) {
+	convnormBenchTensorBackward(b, "BatchNormTrainBackward", 0)
+}
+
+func BenchmarkGroupNormBackward(b *testing.B) { convnormBenchTensorBackward(b, "GroupNormBackward", 0) }
+
 // The helpers of the tests of the backward entry points of the kernels
 // over [N, C, L] tensors live in normgen's templates/testkit/
 // tensorbackward.go; the generator appends them to each
@@ -193,11 +199,16 @@ func (c *convnormTbCall) get(k *convnormTbKernel, name string) []float32 {
 	return nil
 }
 
+// newCall allocates a call's arrays at unaligned starts (aligned with
+// rng nil, for benchmarks), fenced by sentinels.
 func (k *convnormTbKernel) newCall(s convnormTbShape, rng *rand.Rand) *convnormTbCall {
 	c := &convnormTbCall{s: s}
 	for _, name := range k.arrays {
 		n := k.length(name, s)
-		off := convnormTMargin + rng.IntN(4)
+		off := convnormTMargin
+		if rng != nil {
+			off += rng.IntN(4)
+		}
 		buf := make([]float32, off+n+convnormTMargin)
 		for i := range buf {
 			buf[i] = convnormTSentinel
@@ -956,4 +967,57 @@ func convnormFuzzTensorBackward(f *testing.F, name string) {
 			}
 		}
 	})
+}
+
+// benchTensorBackward times the backward entry point (fixed: the one for
+// c channels; c 0: the run-time one) on one image whose dy and x fill
+// about 128 KiB (cache-resident) and on two whose dy and x fill 32 MiB
+// (memory), each next to a copy of the bytes the kernel must read: dy
+// and x, copied into two other arrays. With half storage those are
+// uint16 arrays, encoded once (timeHalf).
+func convnormBenchTensorBackward(b *testing.B, name string, c int) {
+	k := convnormTbKernelNamed(name)
+	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := convnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
+	fixed := c > 0
+	if !fixed {
+		c = 64 // a channel count of the unit the axis groups by
+		if k.groupSize > 0 {
+			c = 64 * k.groupSize
+		} else if k.axis == "groups" {
+			c = 4 * k.groups
+		}
+	}
+	for _, size := range []struct {
+		name     string
+		n, bytes int
+	}{{"128KiB", 1, 128 << 10}, {"32MiB", 2, 32 << 20}} {
+		s := convnormTbShape{size.n, c, max(1, size.bytes/(2*elem*size.n*c)), fixed}
+		in := k.newCall(s, nil)
+		k.fill(in, convnormTFamilies[0], rng)
+		n := s.n * s.c * s.l
+		label := fmt.Sprintf("%s/N=%d,C=%d,L=%d", size.name, s.n, s.c, s.l)
+		b.Run(label+"/copy", func(b *testing.B) {
+			src, dst := convnormCopyBuffers(2 * elem * n)
+			b.SetBytes(int64(2 * elem * n))
+			b.ResetTimer()
+			for range b.N {
+				copy(dst[:elem*n], src[:elem*n]) // dy
+				copy(dst[elem*n:], src[elem*n:]) // x
+			}
+		})
+		b.Run(label+"/entry", func(b *testing.B) {
+			b.SetBytes(int64(2 * elem * n))
+			if elem == 2 {
+				convnormTimeHalf(b, func() { k.run(in, false) })
+				return
+			}
+			for range b.N {
+				k.run(in, false)
+			}
+		})
+	}
 }

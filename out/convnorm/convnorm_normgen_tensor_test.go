@@ -1554,21 +1554,39 @@ func convnormFuzzTensor(f *testing.F, name string, fixedC int) {
 }
 
 // benchTensor times a kernel on an [n, c, l] tensor next to a copy of the
-// same bytes, so that every figure has its bound from the same run.
+// same bytes, so that every figure has its bound from the same run. A half
+// kernel runs on uint16 arrays encoded once (timeHalf), and the copy
+// copies as many uint16s.
 func convnormBenchTensor(b *testing.B, name string, shapes ...convnormTShape) {
 	k := convnormTensorKernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := convnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, s := range shapes {
 		in := k.makeCall(s.n, s.c, s.l, convnormTFamilies[0], rng, false) // aligned, as large slices are in practice
-		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, 4*len(in.x)>>10)
+		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, elem*len(in.x)>>10)
 		b.Run(label+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				src, dst := convnormCopyBuffers(2 * len(in.x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(in.dst, in.x)
 			}
 		})
 		b.Run(label+"/"+convnormIsaOf(k.name), func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				convnormTimeHalf(b, func() { k.call(in, s.fixed) })
+				return
+			}
 			for range b.N {
 				k.call(in, s.fixed)
 			}
@@ -1709,7 +1727,7 @@ func convnormTHalfCall(storage string, c *convnormTensorCall, call func(dst, x [
 		place(0, newBuf(len(dst)), addr(dst))
 		place(1, newBuf(len(x)), addr(x))
 	}
-	call(half[0], half[1])
+	convnormHalfRepeat(func() { call(half[0], half[1]) })
 	for _, buf := range bufs {
 		for j, b := range buf {
 			if (j < convnormTMargin || j >= len(buf)-convnormTMargin) && b != sentinel {
@@ -1737,6 +1755,49 @@ func convnormTTitleISA(title string) string {
 // per package, to the first of <stem>_half_test.go, <stem>_test.go and
 // <stem>_tensor_test.go that it writes, so that the kits share one
 // definition of the half formats.
+
+// halfBench, set by timeHalf for one call, makes the next halfCall or
+// tHalfCall run its kernel b.N times on the uint16 arrays it encoded, the
+// timer reset after the encoding: the half kernels' benchmarks then time
+// the kernel alone, not the test's conversions around it.
+var convnormHalfBench *testing.B
+
+// timeHalf runs run, whose kernel call goes through halfCall or
+// tHalfCall, as a benchmark of that kernel call.
+func convnormTimeHalf(b *testing.B, run func()) {
+	convnormHalfBench = b
+	defer func() { convnormHalfBench = nil }()
+	run()
+	if convnormHalfBench != nil {
+		b.Fatal("the benchmarked call did not go through halfCall or tHalfCall")
+	}
+}
+
+// copyBuffers are a benchmark's copy reference: n bytes to copy from,
+// not zero (fresh zero pages would all read one cached page), and n to
+// copy into, both written once so that no page fault is timed.
+func convnormCopyBuffers(n int) (src, dst []byte) {
+	src, dst = make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i], dst[i] = byte(i|1), byte(i)
+	}
+	return src, dst
+}
+
+// halfRepeat runs call once, or as halfBench asks (see timeHalf).
+func convnormHalfRepeat(call func()) {
+	b := convnormHalfBench
+	if b == nil {
+		call()
+		return
+	}
+	convnormHalfBench = nil
+	b.ResetTimer()
+	for range b.N {
+		call()
+	}
+	b.StopTimer()
+}
 
 // halfFormat is a binary floating-point storage format of 16 bits, as its
 // definition gives it: a sign bit, expBits of biased exponent, manBits of

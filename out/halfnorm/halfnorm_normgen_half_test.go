@@ -254,7 +254,7 @@ func halfnormHalfCall(storage string, half []bool, a [][]float32, call func(u []
 			}
 		}
 	}
-	call(u)
+	halfnormHalfRepeat(func() { call(u) })
 	for _, g := range groups {
 		n := len(g.buf) - halfnormHalfMargin
 		for j, b := range g.buf {
@@ -275,6 +275,49 @@ func halfnormHalfCall(storage string, half []bool, a [][]float32, call func(u []
 // per package, to the first of <stem>_half_test.go, <stem>_test.go and
 // <stem>_tensor_test.go that it writes, so that the kits share one
 // definition of the half formats.
+
+// halfBench, set by timeHalf for one call, makes the next halfCall or
+// tHalfCall run its kernel b.N times on the uint16 arrays it encoded, the
+// timer reset after the encoding: the half kernels' benchmarks then time
+// the kernel alone, not the test's conversions around it.
+var halfnormHalfBench *testing.B
+
+// timeHalf runs run, whose kernel call goes through halfCall or
+// tHalfCall, as a benchmark of that kernel call.
+func halfnormTimeHalf(b *testing.B, run func()) {
+	halfnormHalfBench = b
+	defer func() { halfnormHalfBench = nil }()
+	run()
+	if halfnormHalfBench != nil {
+		b.Fatal("the benchmarked call did not go through halfCall or tHalfCall")
+	}
+}
+
+// copyBuffers are a benchmark's copy reference: n bytes to copy from,
+// not zero (fresh zero pages would all read one cached page), and n to
+// copy into, both written once so that no page fault is timed.
+func halfnormCopyBuffers(n int) (src, dst []byte) {
+	src, dst = make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i], dst[i] = byte(i|1), byte(i)
+	}
+	return src, dst
+}
+
+// halfRepeat runs call once, or as halfBench asks (see timeHalf).
+func halfnormHalfRepeat(call func()) {
+	b := halfnormHalfBench
+	if b == nil {
+		call()
+		return
+	}
+	halfnormHalfBench = nil
+	b.ResetTimer()
+	for range b.N {
+		call()
+	}
+	b.StopTimer()
+}
 
 // halfFormat is a binary floating-point storage format of 16 bits, as its
 // definition gives it: a sign bit, expBits of biased exponent, manBits of

@@ -46,6 +46,10 @@ var halfnormTbKernels = []*halfnormTbKernel{
 
 func FuzzBF16GroupNormBackward(f *testing.F) { halfnormFuzzTensorBackward(f, "BF16GroupNormBackward") }
 
+func BenchmarkBF16GroupNormBackward(b *testing.B) {
+	halfnormBenchTensorBackward(b, "BF16GroupNormBackward", 0)
+}
+
 // The helpers of the tests of the backward entry points of the kernels
 // over [N, C, L] tensors live in normgen's templates/testkit/
 // tensorbackward.go; the generator appends them to each
@@ -177,11 +181,16 @@ func (c *halfnormTbCall) get(k *halfnormTbKernel, name string) []float32 {
 	return nil
 }
 
+// newCall allocates a call's arrays at unaligned starts (aligned with
+// rng nil, for benchmarks), fenced by sentinels.
 func (k *halfnormTbKernel) newCall(s halfnormTbShape, rng *rand.Rand) *halfnormTbCall {
 	c := &halfnormTbCall{s: s}
 	for _, name := range k.arrays {
 		n := k.length(name, s)
-		off := halfnormTMargin + rng.IntN(4)
+		off := halfnormTMargin
+		if rng != nil {
+			off += rng.IntN(4)
+		}
 		buf := make([]float32, off+n+halfnormTMargin)
 		for i := range buf {
 			buf[i] = halfnormTSentinel
@@ -940,4 +949,57 @@ func halfnormFuzzTensorBackward(f *testing.F, name string) {
 			}
 		}
 	})
+}
+
+// benchTensorBackward times the backward entry point (fixed: the one for
+// c channels; c 0: the run-time one) on one image whose dy and x fill
+// about 128 KiB (cache-resident) and on two whose dy and x fill 32 MiB
+// (memory), each next to a copy of the bytes the kernel must read: dy
+// and x, copied into two other arrays. With half storage those are
+// uint16 arrays, encoded once (timeHalf).
+func halfnormBenchTensorBackward(b *testing.B, name string, c int) {
+	k := halfnormTbKernelNamed(name)
+	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
+	fixed := c > 0
+	if !fixed {
+		c = 64 // a channel count of the unit the axis groups by
+		if k.groupSize > 0 {
+			c = 64 * k.groupSize
+		} else if k.axis == "groups" {
+			c = 4 * k.groups
+		}
+	}
+	for _, size := range []struct {
+		name     string
+		n, bytes int
+	}{{"128KiB", 1, 128 << 10}, {"32MiB", 2, 32 << 20}} {
+		s := halfnormTbShape{size.n, c, max(1, size.bytes/(2*elem*size.n*c)), fixed}
+		in := k.newCall(s, nil)
+		k.fill(in, halfnormTFamilies[0], rng)
+		n := s.n * s.c * s.l
+		label := fmt.Sprintf("%s/N=%d,C=%d,L=%d", size.name, s.n, s.c, s.l)
+		b.Run(label+"/copy", func(b *testing.B) {
+			src, dst := halfnormCopyBuffers(2 * elem * n)
+			b.SetBytes(int64(2 * elem * n))
+			b.ResetTimer()
+			for range b.N {
+				copy(dst[:elem*n], src[:elem*n]) // dy
+				copy(dst[elem*n:], src[elem*n:]) // x
+			}
+		})
+		b.Run(label+"/entry", func(b *testing.B) {
+			b.SetBytes(int64(2 * elem * n))
+			if elem == 2 {
+				halfnormTimeHalf(b, func() { k.run(in, false) })
+				return
+			}
+			for range b.N {
+				k.run(in, false)
+			}
+		})
+	}
 }

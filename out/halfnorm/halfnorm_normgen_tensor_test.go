@@ -84,6 +84,10 @@ var (
 
 func FuzzBF16GroupNorm(f *testing.F) { halfnormFuzzTensor(f, "BF16GroupNorm", 0) }
 
+func BenchmarkBF16GroupNorm(b *testing.B) {
+	halfnormBenchTensor(b, "BF16GroupNorm", halfnormTShape{1, 128, 64, false}, halfnormTShape{2, 128, 3136, false})
+}
+
 func ExampleBF16GroupNorm() {
 	const n, c, l = 1, 64, 3 // an [N, C, L] tensor
 	dst := make([]uint16, n*c*l)
@@ -1222,21 +1226,39 @@ func halfnormFuzzTensor(f *testing.F, name string, fixedC int) {
 }
 
 // benchTensor times a kernel on an [n, c, l] tensor next to a copy of the
-// same bytes, so that every figure has its bound from the same run.
+// same bytes, so that every figure has its bound from the same run. A half
+// kernel runs on uint16 arrays encoded once (timeHalf), and the copy
+// copies as many uint16s.
 func halfnormBenchTensor(b *testing.B, name string, shapes ...halfnormTShape) {
 	k := halfnormTensorKernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, s := range shapes {
 		in := k.makeCall(s.n, s.c, s.l, halfnormTFamilies[0], rng, false) // aligned, as large slices are in practice
-		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, 4*len(in.x)>>10)
+		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, elem*len(in.x)>>10)
 		b.Run(label+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				src, dst := halfnormCopyBuffers(2 * len(in.x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(in.dst, in.x)
 			}
 		})
 		b.Run(label+"/"+halfnormIsaOf(k.name), func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				halfnormTimeHalf(b, func() { k.call(in, s.fixed) })
+				return
+			}
 			for range b.N {
 				k.call(in, s.fixed)
 			}
@@ -1377,7 +1399,7 @@ func halfnormTHalfCall(storage string, c *halfnormTensorCall, call func(dst, x [
 		place(0, newBuf(len(dst)), addr(dst))
 		place(1, newBuf(len(x)), addr(x))
 	}
-	call(half[0], half[1])
+	halfnormHalfRepeat(func() { call(half[0], half[1]) })
 	for _, buf := range bufs {
 		for j, b := range buf {
 			if (j < halfnormTMargin || j >= len(buf)-halfnormTMargin) && b != sentinel {

@@ -309,6 +309,24 @@ func FuzzF16AddRMSNorm4096(f *testing.F) { halfnormFuzzKernel(f, "F16AddRMSNorm"
 
 func FuzzBF16LayerNormTrain768(f *testing.F) { halfnormFuzzKernel(f, "BF16LayerNormTrain", 768) }
 
+func BenchmarkBF16LayerNorm768(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 768) }
+
+func BenchmarkBF16LayerNorm1024(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 1024) }
+
+func BenchmarkBF16LayerNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNorm", 4096) }
+
+func BenchmarkBF16RMSNorm2048(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 2048) }
+
+func BenchmarkBF16RMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 4096) }
+
+func BenchmarkBF16RMSNorm8192(b *testing.B) { halfnormBenchKernel(b, "BF16RMSNorm", 8192) }
+
+func BenchmarkBF16AddRMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "BF16AddRMSNorm", 4096) }
+
+func BenchmarkF16AddRMSNorm4096(b *testing.B) { halfnormBenchKernel(b, "F16AddRMSNorm", 4096) }
+
+func BenchmarkBF16LayerNormTrain768(b *testing.B) { halfnormBenchKernel(b, "BF16LayerNormTrain", 768) }
+
 func ExampleBF16LayerNorm768() {
 	const h = 768 // one row of h values
 	dst := make([]uint16, h)
@@ -1553,26 +1571,44 @@ func halfnormKernelNamed(name string) *halfnormKernel {
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
+// A half kernel's x is that many bytes of uint16, which its implementations
+// read from arrays encoded once (timeHalf), and the copy copies uint16s.
 func halfnormBenchKernel(b *testing.B, name string, h int) {
 	k := halfnormKernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, size := range []struct {
 		name  string
 		bytes int
 	}{{"128KiB", 128 << 10}, {"32MiB", 32 << 20}} {
-		rows := max(1, size.bytes/(4*h))
+		rows := max(1, size.bytes/(elem*h))
 		c := k.newArgs(rows, h, nil) // aligned, as large slices are in practice
 		k.fill(c, halfnormFamilies[0], rows, h, rng)
 		x, dst := k.get(c, "x"), k.get(c, "dst")
 		b.Run(size.name+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(x)))
+			b.SetBytes(int64(elem * len(x)))
+			if elem == 2 {
+				src, dst := halfnormCopyBuffers(2 * len(x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(dst, x)
 			}
 		})
 		for _, im := range k.impls(h, false) {
 			b.Run(size.name+"/"+im.name, func(b *testing.B) {
-				b.SetBytes(int64(4 * len(x)))
+				b.SetBytes(int64(elem * len(x)))
+				if elem == 2 {
+					halfnormTimeHalf(b, func() { im.run(c.a, rows) })
+					return
+				}
 				for range b.N {
 					im.run(c.a, rows)
 				}

@@ -1483,26 +1483,44 @@ func rmsnormKernelNamed(name string) *rmsnormKernel {
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
+// A half kernel's x is that many bytes of uint16, which its implementations
+// read from arrays encoded once (timeHalf), and the copy copies uint16s.
 func rmsnormBenchKernel(b *testing.B, name string, h int) {
 	k := rmsnormKernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := rmsnormHalfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, size := range []struct {
 		name  string
 		bytes int
 	}{{"128KiB", 128 << 10}, {"32MiB", 32 << 20}} {
-		rows := max(1, size.bytes/(4*h))
+		rows := max(1, size.bytes/(elem*h))
 		c := k.newArgs(rows, h, nil) // aligned, as large slices are in practice
 		k.fill(c, rmsnormFamilies[0], rows, h, rng)
 		x, dst := k.get(c, "x"), k.get(c, "dst")
 		b.Run(size.name+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(x)))
+			b.SetBytes(int64(elem * len(x)))
+			if elem == 2 {
+				src, dst := rmsnormCopyBuffers(2 * len(x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(dst, x)
 			}
 		})
 		for _, im := range k.impls(h, false) {
 			b.Run(size.name+"/"+im.name, func(b *testing.B) {
-				b.SetBytes(int64(4 * len(x)))
+				b.SetBytes(int64(elem * len(x)))
+				if elem == 2 {
+					rmsnormTimeHalf(b, func() { im.run(c.a, rows) })
+					return
+				}
 				for range b.N {
 					im.run(c.a, rows)
 				}
@@ -1622,6 +1640,49 @@ func rmsnormTitleISA(title string, titles map[string]string) string {
 // per package, to the first of <stem>_half_test.go, <stem>_test.go and
 // <stem>_tensor_test.go that it writes, so that the kits share one
 // definition of the half formats.
+
+// halfBench, set by timeHalf for one call, makes the next halfCall or
+// tHalfCall run its kernel b.N times on the uint16 arrays it encoded, the
+// timer reset after the encoding: the half kernels' benchmarks then time
+// the kernel alone, not the test's conversions around it.
+var rmsnormHalfBench *testing.B
+
+// timeHalf runs run, whose kernel call goes through halfCall or
+// tHalfCall, as a benchmark of that kernel call.
+func rmsnormTimeHalf(b *testing.B, run func()) {
+	rmsnormHalfBench = b
+	defer func() { rmsnormHalfBench = nil }()
+	run()
+	if rmsnormHalfBench != nil {
+		b.Fatal("the benchmarked call did not go through halfCall or tHalfCall")
+	}
+}
+
+// copyBuffers are a benchmark's copy reference: n bytes to copy from,
+// not zero (fresh zero pages would all read one cached page), and n to
+// copy into, both written once so that no page fault is timed.
+func rmsnormCopyBuffers(n int) (src, dst []byte) {
+	src, dst = make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i], dst[i] = byte(i|1), byte(i)
+	}
+	return src, dst
+}
+
+// halfRepeat runs call once, or as halfBench asks (see timeHalf).
+func rmsnormHalfRepeat(call func()) {
+	b := rmsnormHalfBench
+	if b == nil {
+		call()
+		return
+	}
+	rmsnormHalfBench = nil
+	b.ResetTimer()
+	for range b.N {
+		call()
+	}
+	b.StopTimer()
+}
 
 // halfFormat is a binary floating-point storage format of 16 bits, as its
 // definition gives it: a sign bit, expBits of biased exponent, manBits of

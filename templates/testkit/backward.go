@@ -68,8 +68,9 @@ func (k *bwdKernel) get(c *args, name string) []float32 {
 	return nil
 }
 
-// newArgs allocates the arrays of a call at random unaligned offsets,
-// fenced by sentinels (which the outputs also start as).
+// newArgs allocates the arrays of a call at random unaligned offsets
+// (aligned with rng nil, for benchmarks), fenced by sentinels (which the
+// outputs also start as).
 func (k *bwdKernel) newArgs(rows, h int, rng *rand.Rand) *args {
 	c := &args{}
 	for _, e := range k.extents {
@@ -80,7 +81,10 @@ func (k *bwdKernel) newArgs(rows, h int, rng *rand.Rand) *args {
 		case extRow:
 			n = rows
 		}
-		off := 1 + rng.IntN(7)
+		off := 0
+		if rng != nil {
+			off = 1 + rng.IntN(7)
+		}
 		buf := make([]float32, off+n+margin)
 		for i := range buf {
 			buf[i] = sentinel
@@ -939,4 +943,58 @@ func fuzzBackward(f *testing.F, name string, h int) {
 			}
 		}
 	})
+}
+
+// benchBackward times the backward entry point at row length h on rows
+// whose inputs fill about 128 KiB (cache-resident) and 32 MiB (memory),
+// each next to a copy of the bytes the kernel must read: its row inputs
+// (dy, and x or the forward's sum, f, dsum where it takes them), copied
+// into as many other arrays. With half storage those are uint16 arrays,
+// encoded once (timeHalf).
+func benchBackward(b *testing.B, name string, h int) {
+	k := bwdKernelNamed(name)
+	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfFormats[k.storage]; ok {
+		elem = 2
+	}
+	var reads []int
+	for i, e := range k.extents {
+		if e == extElement && !k.outs[i] {
+			reads = append(reads, i)
+		}
+	}
+	run := k.fixed(h)
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{{"128KiB", 128 << 10}, {"32MiB", 32 << 20}} {
+		rows := max(1, size.bytes/(elem*len(reads)*h))
+		c := k.newArgs(rows, h, nil) // aligned, as large slices are in practice
+		k.fill(c, families[0], rows, h, rng)
+		bytes := int64(elem * len(reads) * rows * h)
+		b.Run(size.name+"/copy", func(b *testing.B) {
+			src, dst := make([][]byte, len(reads)), make([][]byte, len(reads))
+			for i := range reads {
+				src[i], dst[i] = copyBuffers(elem * rows * h)
+			}
+			b.SetBytes(bytes)
+			b.ResetTimer()
+			for range b.N {
+				for i := range src {
+					copy(dst[i], src[i])
+				}
+			}
+		})
+		b.Run(size.name+"/entry", func(b *testing.B) {
+			b.SetBytes(bytes)
+			if elem == 2 {
+				timeHalf(b, func() { run(c.a) })
+				return
+			}
+			for range b.N {
+				run(c.a)
+			}
+		})
+	}
 }

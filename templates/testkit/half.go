@@ -238,7 +238,7 @@ func halfCall(storage string, half []bool, a [][]float32, call func(u [][]uint16
 			}
 		}
 	}
-	call(u)
+	halfRepeat(func() { call(u) })
 	for _, g := range groups {
 		n := len(g.buf) - halfMargin
 		for j, b := range g.buf {

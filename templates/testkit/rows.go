@@ -1131,26 +1131,44 @@ func kernelNamed(name string) *kernel {
 // benchKernel times every implementation of a kernel at size h on inputs of
 // about 128 KiB (cache-resident) and 32 MiB (memory), each next to a copy of
 // the same bytes, so that every figure has its bound from the same run.
+// A half kernel's x is that many bytes of uint16, which its implementations
+// read from arrays encoded once (timeHalf), and the copy copies uint16s.
 func benchKernel(b *testing.B, name string, h int) {
 	k := kernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, size := range []struct {
 		name  string
 		bytes int
 	}{{"128KiB", 128 << 10}, {"32MiB", 32 << 20}} {
-		rows := max(1, size.bytes/(4*h))
+		rows := max(1, size.bytes/(elem*h))
 		c := k.newArgs(rows, h, nil) // aligned, as large slices are in practice
 		k.fill(c, families[0], rows, h, rng)
 		x, dst := k.get(c, "x"), k.get(c, "dst")
 		b.Run(size.name+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(x)))
+			b.SetBytes(int64(elem * len(x)))
+			if elem == 2 {
+				src, dst := copyBuffers(2 * len(x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(dst, x)
 			}
 		})
 		for _, im := range k.impls(h, false) {
 			b.Run(size.name+"/"+im.name, func(b *testing.B) {
-				b.SetBytes(int64(4 * len(x)))
+				b.SetBytes(int64(elem * len(x)))
+				if elem == 2 {
+					timeHalf(b, func() { im.run(c.a, rows) })
+					return
+				}
 				for range b.N {
 					im.run(c.a, rows)
 				}

@@ -1125,21 +1125,39 @@ func fuzzTensor(f *testing.F, name string, fixedC int) {
 }
 
 // benchTensor times a kernel on an [n, c, l] tensor next to a copy of the
-// same bytes, so that every figure has its bound from the same run.
+// same bytes, so that every figure has its bound from the same run. A half
+// kernel runs on uint16 arrays encoded once (timeHalf), and the copy
+// copies as many uint16s.
 func benchTensor(b *testing.B, name string, shapes ...tShape) {
 	k := tensorKernelNamed(name)
 	rng := rand.New(rand.NewPCG(8, 9))
+	elem := 4
+	if _, ok := halfFormats[k.storage]; ok {
+		elem = 2
+	}
 	for _, s := range shapes {
 		in := k.makeCall(s.n, s.c, s.l, tFamilies[0], rng, false) // aligned, as large slices are in practice
-		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, 4*len(in.x)>>10)
+		label := fmt.Sprintf("N=%d,C=%d,L=%d(%dKiB)", s.n, s.c, s.l, elem*len(in.x)>>10)
 		b.Run(label+"/copy", func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				src, dst := copyBuffers(2 * len(in.x))
+				b.ResetTimer()
+				for range b.N {
+					copy(dst, src)
+				}
+				return
+			}
 			for range b.N {
 				copy(in.dst, in.x)
 			}
 		})
 		b.Run(label+"/"+isaOf(k.name), func(b *testing.B) {
-			b.SetBytes(int64(4 * len(in.x)))
+			b.SetBytes(int64(elem * len(in.x)))
+			if elem == 2 {
+				timeHalf(b, func() { k.call(in, s.fixed) })
+				return
+			}
 			for range b.N {
 				k.call(in, s.fixed)
 			}
@@ -1280,7 +1298,7 @@ func tHalfCall(storage string, c *tensorCall, call func(dst, x []uint16)) {
 		place(0, newBuf(len(dst)), addr(dst))
 		place(1, newBuf(len(x)), addr(x))
 	}
-	call(half[0], half[1])
+	halfRepeat(func() { call(half[0], half[1]) })
 	for _, buf := range bufs {
 		for j, b := range buf {
 			if (j < tMargin || j >= len(buf)-tMargin) && b != sentinel {
