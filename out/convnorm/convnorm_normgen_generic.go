@@ -5,25 +5,25 @@ package convnorm
 import "math"
 
 // goConvNeXtLayerNormAny is the pure-Go ConvNeXtLayerNorm: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-06); y = (x-mu)*rstd*gamma[c] + beta[c].
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goConvNeXtLayerNormAnyF64.
 func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stride int) {
 	invN := 1 / float32(h)
 	eps := float32(1e-06)
-	var pivotSumChunks [512]float32
-	var pivotSumTotals [512]float64
-	var devSumChunks [512]float32
-	var devSumTotals [512]float64
-	var squareSumChunks [512]float32
-	var squareSumTotals [512]float64
-	var pivotCols [512]float32
-	var shiftCols [512]float32
-	var correctionCols [512]float32
-	var rstdCols [512]float32
-	var rejected [512]bool
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var pivotSumChunks [1024]float32
+	var pivotSumTotals [1024]float64
+	var devSumChunks [1024]float32
+	var devSumTotals [1024]float64
+	var squareSumChunks [1024]float32
+	var squareSumTotals [1024]float64
+	var pivotCols [1024]float32
+	var shiftCols [1024]float32
+	var correctionCols [1024]float32
+	var rstdCols [1024]float32
+	var rejected [1024]bool
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(pivotSumTotals[:n])
 		clear(devSumTotals[:n])
 		clear(squareSumTotals[:n])
@@ -49,10 +49,30 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine0[c] - pivotCol)
+						pivotSumAcc += (xLine1[c] - pivotCol)
+						pivotSumAcc += (xLine2[c] - pivotCol)
+						pivotSumAcc += (xLine3[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
 				for c := range w {
@@ -87,12 +107,44 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev0 := (xLine0[c] - shiftCol)
+						devSumAcc += dev0
+						squareSumAcc += dev0 * dev0
+						dev1 := (xLine1[c] - shiftCol)
+						devSumAcc += dev1
+						squareSumAcc += dev1 * dev1
+						dev2 := (xLine2[c] - shiftCol)
+						devSumAcc += dev2
+						squareSumAcc += dev2 * dev2
+						dev3 := (xLine3[c] - shiftCol)
+						devSumAcc += dev3
+						squareSumAcc += dev3 * dev3
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						dev := (xLine[c] - shiftRun[c])
-						devSumChunk[c] += dev
-						squareSumChunk[c] += dev * dev
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev := (xLine[c] - shiftCol)
+						devSumAcc += dev
+						squareSumAcc += dev * dev
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
 					}
 				}
 				for c := range w {
@@ -135,13 +187,44 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			shiftRun := shiftCols[lo:][:w]
 			correctionRun := correctionCols[lo:][:w]
 			rstdRun := rstdCols[lo:][:w]
-			for i := range h {
+			i := 0
+			for ; i+4 <= h; i += 4 {
+				dstLine0 := dst[i*stride+r0+lo:][:w]
+				xLine0 := x[i*stride+r0+lo:][:w]
+				gammaLine0 := gamma[i]
+				betaLine0 := beta[i]
+				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
+				xLine1 := x[(i+1)*stride+r0+lo:][:w]
+				gammaLine1 := gamma[i+1]
+				betaLine1 := beta[i+1]
+				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
+				xLine2 := x[(i+2)*stride+r0+lo:][:w]
+				gammaLine2 := gamma[i+2]
+				betaLine2 := beta[i+2]
+				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
+				xLine3 := x[(i+3)*stride+r0+lo:][:w]
+				gammaLine3 := gamma[i+3]
+				betaLine3 := beta[i+3]
+				for c := range w {
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					rstdCol := rstdRun[c]
+					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0 + betaLine0)
+					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1 + betaLine1)
+					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2 + betaLine2)
+					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*rstdCol*gammaLine3 + betaLine3)
+				}
+			}
+			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				gammaLine := gamma[i]
 				betaLine := beta[i]
 				for c := range w {
-					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*rstdRun[c]*gammaLine + betaLine)
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					rstdCol := rstdRun[c]
+					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine + betaLine)
 				}
 			}
 			lo = hi
@@ -360,7 +443,7 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 }
 
 // goBatchNormTrainColumnsAny is the pure-Go BatchNormTrainColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goBatchNormTrainColumnsAnyF64.
 func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
@@ -369,22 +452,22 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	keep := float32(0.9)
 	take := float32(0.1)
 	unbias := 1 - invN
-	var pivotSumChunks [512]float32
-	var pivotSumTotals [512]float64
-	var devSumChunks [512]float32
-	var devSumTotals [512]float64
-	var squareSumChunks [512]float32
-	var squareSumTotals [512]float64
-	var pivotCols [512]float32
-	var shiftCols [512]float32
-	var correctionCols [512]float32
-	var rstdCols [512]float32
-	var meanCols [512]float32
-	var scaleCols [512]float32
-	var biasCols [512]float32
-	var rejected [512]bool
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var pivotSumChunks [1024]float32
+	var pivotSumTotals [1024]float64
+	var devSumChunks [1024]float32
+	var devSumTotals [1024]float64
+	var squareSumChunks [1024]float32
+	var squareSumTotals [1024]float64
+	var pivotCols [1024]float32
+	var shiftCols [1024]float32
+	var correctionCols [1024]float32
+	var rstdCols [1024]float32
+	var meanCols [1024]float32
+	var scaleCols [1024]float32
+	var biasCols [1024]float32
+	var rejected [1024]bool
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(pivotSumTotals[:n])
 		clear(devSumTotals[:n])
 		clear(squareSumTotals[:n])
@@ -410,10 +493,30 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine0[c] - pivotCol)
+						pivotSumAcc += (xLine1[c] - pivotCol)
+						pivotSumAcc += (xLine2[c] - pivotCol)
+						pivotSumAcc += (xLine3[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
 				for c := range w {
@@ -448,12 +551,44 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev0 := (xLine0[c] - shiftCol)
+						devSumAcc += dev0
+						squareSumAcc += dev0 * dev0
+						dev1 := (xLine1[c] - shiftCol)
+						devSumAcc += dev1
+						squareSumAcc += dev1 * dev1
+						dev2 := (xLine2[c] - shiftCol)
+						devSumAcc += dev2
+						squareSumAcc += dev2 * dev2
+						dev3 := (xLine3[c] - shiftCol)
+						devSumAcc += dev3
+						squareSumAcc += dev3 * dev3
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						dev := (xLine[c] - shiftRun[c])
-						devSumChunk[c] += dev
-						squareSumChunk[c] += dev * dev
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev := (xLine[c] - shiftCol)
+						devSumAcc += dev
+						squareSumAcc += dev * dev
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
 					}
 				}
 				for c := range w {
@@ -517,11 +652,36 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			correctionRun := correctionCols[lo:][:w]
 			scaleRun := scaleCols[lo:][:w]
 			biasRun := biasCols[lo:][:w]
-			for i := range h {
+			i := 0
+			for ; i+4 <= h; i += 4 {
+				dstLine0 := dst[i*stride+r0+lo:][:w]
+				xLine0 := x[i*stride+r0+lo:][:w]
+				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
+				xLine1 := x[(i+1)*stride+r0+lo:][:w]
+				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
+				xLine2 := x[(i+2)*stride+r0+lo:][:w]
+				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
+				xLine3 := x[(i+3)*stride+r0+lo:][:w]
+				for c := range w {
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					scaleCol := scaleRun[c]
+					biasCol := biasRun[c]
+					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+				}
+			}
+			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*scaleRun[c] + biasRun[c])
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					scaleCol := scaleRun[c]
+					biasCol := biasRun[c]
+					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
 				}
 			}
 			lo = hi
@@ -720,23 +880,23 @@ func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, r
 }
 
 // goBatchNormTrainBackwardColumnsAny is the pure-Go BatchNormTrainBackwardColumns: u = gain[row]*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgain = sum(dy*xhat) per row; dbias = sum(dy) per row.
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goBatchNormTrainBackwardColumnsAnyF64.
 func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, rstd, gain []float32, rows, h, stride int) {
 	s4 := 1 / float32(h)
-	var acc0Chunks [512]float32
-	var acc0Totals [512]float64
-	var acc1Chunks [512]float32
-	var acc1Totals [512]float64
-	var s0Cols [512]float32
-	var s1Cols [512]float32
-	var s2Cols [512]float32
-	var s9Cols [512]float32
-	var s11Cols [512]float32
-	var rejected [512]bool
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var acc0Chunks [1024]float32
+	var acc0Totals [1024]float64
+	var acc1Chunks [1024]float32
+	var acc1Totals [1024]float64
+	var s0Cols [1024]float32
+	var s1Cols [1024]float32
+	var s2Cols [1024]float32
+	var s9Cols [1024]float32
+	var s11Cols [1024]float32
+	var rejected [1024]bool
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(acc0Totals[:n])
 		clear(acc1Totals[:n])
 		clear(rejected[:n])
@@ -768,13 +928,51 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					dyLineA := dy[i*stride+r0+lo:][:w]
+					xLineA := x[i*stride+r0+lo:][:w]
+					dyLineB := dy[(i+1)*stride+r0+lo:][:w]
+					xLineB := x[(i+1)*stride+r0+lo:][:w]
+					dyLineC := dy[(i+2)*stride+r0+lo:][:w]
+					xLineC := x[(i+2)*stride+r0+lo:][:w]
+					dyLineD := dy[(i+3)*stride+r0+lo:][:w]
+					xLineD := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						s0Col := s0Run[c]
+						s1Col := s1Run[c]
+						acc0Acc := acc0Chunk[c]
+						acc1Acc := acc1Chunk[c]
+						v0A := dyLineA[c]
+						acc0Acc += v0A * ((xLineA[c] - s0Col) * s1Col)
+						acc1Acc += v0A
+						v0B := dyLineB[c]
+						acc0Acc += v0B * ((xLineB[c] - s0Col) * s1Col)
+						acc1Acc += v0B
+						v0C := dyLineC[c]
+						acc0Acc += v0C * ((xLineC[c] - s0Col) * s1Col)
+						acc1Acc += v0C
+						v0D := dyLineD[c]
+						acc0Acc += v0D * ((xLineD[c] - s0Col) * s1Col)
+						acc1Acc += v0D
+						acc0Chunk[c] = acc0Acc
+						acc1Chunk[c] = acc1Acc
+					}
+				}
+				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
+						s0Col := s0Run[c]
+						s1Col := s1Run[c]
+						acc0Acc := acc0Chunk[c]
+						acc1Acc := acc1Chunk[c]
 						v0 := dyLine[c]
-						acc0Chunk[c] += v0 * ((xLine[c] - s0Run[c]) * s1Run[c])
-						acc1Chunk[c] += v0
+						acc0Acc += v0 * ((xLine[c] - s0Col) * s1Col)
+						acc1Acc += v0
+						acc0Chunk[c] = acc0Acc
+						acc1Chunk[c] = acc1Acc
 					}
 				}
 				for c := range w {
@@ -833,12 +1031,43 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s0Run := s0Cols[lo:][:w]
 			s1Run := s1Cols[lo:][:w]
 			s11Run := s11Cols[lo:][:w]
-			for i := range h {
+			i := 0
+			for ; i+4 <= h; i += 4 {
+				dxLine0 := dx[i*stride+r0+lo:][:w]
+				dyLine0 := dy[i*stride+r0+lo:][:w]
+				xLine0 := x[i*stride+r0+lo:][:w]
+				dxLine1 := dx[(i+1)*stride+r0+lo:][:w]
+				dyLine1 := dy[(i+1)*stride+r0+lo:][:w]
+				xLine1 := x[(i+1)*stride+r0+lo:][:w]
+				dxLine2 := dx[(i+2)*stride+r0+lo:][:w]
+				dyLine2 := dy[(i+2)*stride+r0+lo:][:w]
+				xLine2 := x[(i+2)*stride+r0+lo:][:w]
+				dxLine3 := dx[(i+3)*stride+r0+lo:][:w]
+				dyLine3 := dy[(i+3)*stride+r0+lo:][:w]
+				xLine3 := x[(i+3)*stride+r0+lo:][:w]
+				for c := range w {
+					s2Col := s2Run[c]
+					s9Col := s9Run[c]
+					s0Col := s0Run[c]
+					s1Col := s1Run[c]
+					s11Col := s11Run[c]
+					dxLine0[c] = ((xLine0[c]-s0Col)*s1Col*s11Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
+					dxLine1[c] = ((xLine1[c]-s0Col)*s1Col*s11Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
+					dxLine2[c] = ((xLine2[c]-s0Col)*s1Col*s11Col + (dyLine2[c]*s2Col - s9Col)) * s1Col
+					dxLine3[c] = ((xLine3[c]-s0Col)*s1Col*s11Col + (dyLine3[c]*s2Col - s9Col)) * s1Col
+				}
+			}
+			for ; i < h; i++ {
 				dxLine := dx[i*stride+r0+lo:][:w]
 				dyLine := dy[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					dxLine[c] = ((xLine[c]-s0Run[c])*s1Run[c]*s11Run[c] + (dyLine[c]*s2Run[c] - s9Run[c])) * s1Run[c]
+					s2Col := s2Run[c]
+					s9Col := s9Run[c]
+					s0Col := s0Run[c]
+					s1Col := s1Run[c]
+					s11Col := s11Run[c]
+					dxLine[c] = ((xLine[c]-s0Col)*s1Col*s11Col + (dyLine[c]*s2Col - s9Col)) * s1Col
 				}
 			}
 			lo = hi
@@ -1046,7 +1275,7 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 }
 
 // goBatchNormTrainONNXColumnsAny is the pure-Go BatchNormTrainONNXColumns: mu = mean(x); rstd = 1/sqrt(mean((x-mu)^2) + 1e-05); y = (x-mu)*rstd*gain[c] + bias[c].
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goBatchNormTrainONNXColumnsAnyF64.
 func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
@@ -1054,20 +1283,20 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	eps := float32(1e-05)
 	keep := float32(0.9)
 	take := float32(0.1)
-	var pivotSumChunks [512]float32
-	var pivotSumTotals [512]float64
-	var devSumChunks [512]float32
-	var devSumTotals [512]float64
-	var squareSumChunks [512]float32
-	var squareSumTotals [512]float64
-	var pivotCols [512]float32
-	var shiftCols [512]float32
-	var correctionCols [512]float32
-	var scaleCols [512]float32
-	var biasCols [512]float32
-	var rejected [512]bool
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var pivotSumChunks [1024]float32
+	var pivotSumTotals [1024]float64
+	var devSumChunks [1024]float32
+	var devSumTotals [1024]float64
+	var squareSumChunks [1024]float32
+	var squareSumTotals [1024]float64
+	var pivotCols [1024]float32
+	var shiftCols [1024]float32
+	var correctionCols [1024]float32
+	var scaleCols [1024]float32
+	var biasCols [1024]float32
+	var rejected [1024]bool
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(pivotSumTotals[:n])
 		clear(devSumTotals[:n])
 		clear(squareSumTotals[:n])
@@ -1093,10 +1322,30 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			pivotSumTotal := pivotSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine0[c] - pivotCol)
+						pivotSumAcc += (xLine1[c] - pivotCol)
+						pivotSumAcc += (xLine2[c] - pivotCol)
+						pivotSumAcc += (xLine3[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						pivotSumChunk[c] += (xLine[c] - pivotRun[c])
+						pivotCol := pivotRun[c]
+						pivotSumAcc := pivotSumChunk[c]
+						pivotSumAcc += (xLine[c] - pivotCol)
+						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
 				for c := range w {
@@ -1131,12 +1380,44 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			squareSumTotal := squareSumTotals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					xLine0 := x[i*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					for c := range w {
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev0 := (xLine0[c] - shiftCol)
+						devSumAcc += dev0
+						squareSumAcc += dev0 * dev0
+						dev1 := (xLine1[c] - shiftCol)
+						devSumAcc += dev1
+						squareSumAcc += dev1 * dev1
+						dev2 := (xLine2[c] - shiftCol)
+						devSumAcc += dev2
+						squareSumAcc += dev2 * dev2
+						dev3 := (xLine3[c] - shiftCol)
+						devSumAcc += dev3
+						squareSumAcc += dev3 * dev3
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
+					}
+				}
+				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						dev := (xLine[c] - shiftRun[c])
-						devSumChunk[c] += dev
-						squareSumChunk[c] += dev * dev
+						shiftCol := shiftRun[c]
+						devSumAcc := devSumChunk[c]
+						squareSumAcc := squareSumChunk[c]
+						dev := (xLine[c] - shiftCol)
+						devSumAcc += dev
+						squareSumAcc += dev * dev
+						devSumChunk[c] = devSumAcc
+						squareSumChunk[c] = squareSumAcc
 					}
 				}
 				for c := range w {
@@ -1197,11 +1478,36 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			correctionRun := correctionCols[lo:][:w]
 			scaleRun := scaleCols[lo:][:w]
 			biasRun := biasCols[lo:][:w]
-			for i := range h {
+			i := 0
+			for ; i+4 <= h; i += 4 {
+				dstLine0 := dst[i*stride+r0+lo:][:w]
+				xLine0 := x[i*stride+r0+lo:][:w]
+				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
+				xLine1 := x[(i+1)*stride+r0+lo:][:w]
+				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
+				xLine2 := x[(i+2)*stride+r0+lo:][:w]
+				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
+				xLine3 := x[(i+3)*stride+r0+lo:][:w]
+				for c := range w {
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					scaleCol := scaleRun[c]
+					biasCol := biasRun[c]
+					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+				}
+			}
+			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					dstLine[c] = (((xLine[c]-shiftRun[c])-correctionRun[c])*scaleRun[c] + biasRun[c])
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					scaleCol := scaleRun[c]
+					biasCol := biasRun[c]
+					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
 				}
 			}
 			lo = hi
@@ -1281,13 +1587,13 @@ func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs
 }
 
 // goBatchNormInferenceColumnsAny is the pure-Go BatchNormInferenceColumns: y = x*gain[c] + bias[c].
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, rows, h, stride int) {
-	var gainCols [512]float32
-	var biasCols [512]float32
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var gainCols [1024]float32
+	var biasCols [1024]float32
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		for c := range n {
@@ -1301,11 +1607,32 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 			w := hi - lo
 			gainRun := gainCols[lo:][:w]
 			biasRun := biasCols[lo:][:w]
-			for i := range h {
+			i := 0
+			for ; i+4 <= h; i += 4 {
+				dstLine0 := dst[i*stride+r0+lo:][:w]
+				xLine0 := x[i*stride+r0+lo:][:w]
+				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
+				xLine1 := x[(i+1)*stride+r0+lo:][:w]
+				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
+				xLine2 := x[(i+2)*stride+r0+lo:][:w]
+				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
+				xLine3 := x[(i+3)*stride+r0+lo:][:w]
+				for c := range w {
+					gainCol := gainRun[c]
+					biasCol := biasRun[c]
+					dstLine0[c] = (xLine0[c]*gainCol + biasCol)
+					dstLine1[c] = (xLine1[c]*gainCol + biasCol)
+					dstLine2[c] = (xLine2[c]*gainCol + biasCol)
+					dstLine3[c] = (xLine3[c]*gainCol + biasCol)
+				}
+			}
+			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					dstLine[c] = (xLine[c]*gainRun[c] + biasRun[c])
+					gainCol := gainRun[c]
+					biasCol := biasRun[c]
+					dstLine[c] = (xLine[c]*gainCol + biasCol)
 				}
 			}
 		}

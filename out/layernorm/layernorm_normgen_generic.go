@@ -506,15 +506,15 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 }
 
 // goLayerNormStatsBackwardParamsAny is the pure-Go LayerNormStatsBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []float32, rows, h, stride int) {
-	var acc0Chunks [512]float32
-	var acc0Totals [512]float64
-	var acc1Chunks [512]float32
-	var acc1Totals [512]float64
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var acc0Chunks [1024]float32
+	var acc0Totals [1024]float64
+	var acc1Chunks [1024]float32
+	var acc1Totals [1024]float64
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(acc0Totals[:n])
 		clear(acc1Totals[:n])
 		// The whole tile is one run of columns.
@@ -527,15 +527,57 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					dyLineA := dy[i*stride+r0+lo:][:w]
+					xLineA := x[i*stride+r0+lo:][:w]
+					meanLineA := mean[i]
+					rstdLineA := rstd[i]
+					dyLineB := dy[(i+1)*stride+r0+lo:][:w]
+					xLineB := x[(i+1)*stride+r0+lo:][:w]
+					meanLineB := mean[i+1]
+					rstdLineB := rstd[i+1]
+					dyLineC := dy[(i+2)*stride+r0+lo:][:w]
+					xLineC := x[(i+2)*stride+r0+lo:][:w]
+					meanLineC := mean[i+2]
+					rstdLineC := rstd[i+2]
+					dyLineD := dy[(i+3)*stride+r0+lo:][:w]
+					xLineD := x[(i+3)*stride+r0+lo:][:w]
+					meanLineD := mean[i+3]
+					rstdLineD := rstd[i+3]
+					for c := range w {
+						acc0Acc := acc0Chunk[c]
+						acc1Acc := acc1Chunk[c]
+						v0A := dyLineA[c]
+						acc0Acc += v0A * ((xLineA[c] - meanLineA) * rstdLineA)
+						acc1Acc += v0A
+						v0B := dyLineB[c]
+						acc0Acc += v0B * ((xLineB[c] - meanLineB) * rstdLineB)
+						acc1Acc += v0B
+						v0C := dyLineC[c]
+						acc0Acc += v0C * ((xLineC[c] - meanLineC) * rstdLineC)
+						acc1Acc += v0C
+						v0D := dyLineD[c]
+						acc0Acc += v0D * ((xLineD[c] - meanLineD) * rstdLineD)
+						acc1Acc += v0D
+						acc0Chunk[c] = acc0Acc
+						acc1Chunk[c] = acc1Acc
+					}
+				}
+				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
 					xLine := x[i*stride+r0+lo:][:w]
 					meanLine := mean[i]
 					rstdLine := rstd[i]
 					for c := range w {
+						acc0Acc := acc0Chunk[c]
+						acc1Acc := acc1Chunk[c]
 						v0 := dyLine[c]
-						acc0Chunk[c] += v0 * ((xLine[c] - meanLine) * rstdLine)
-						acc1Chunk[c] += v0
+						acc0Acc += v0 * ((xLine[c] - meanLine) * rstdLine)
+						acc1Acc += v0
+						acc0Chunk[c] = acc0Acc
+						acc1Chunk[c] = acc1Acc
 					}
 				}
 				for c := range w {

@@ -421,13 +421,13 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, r
 }
 
 // goRMSNormStatsBackwardParamsAny is the pure-Go RMSNormStatsBackwardParams: dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
-// Float32 arithmetic over tiles of 512 columns read line by line, each
+// Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows, h, stride int) {
-	var acc0Chunks [512]float32
-	var acc0Totals [512]float64
-	for r0 := 0; r0 < rows; r0 += 512 {
-		n := min(512, rows-r0)
+	var acc0Chunks [1024]float32
+	var acc0Totals [1024]float64
+	for r0 := 0; r0 < rows; r0 += 1024 {
+		n := min(1024, rows-r0)
 		clear(acc0Totals[:n])
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
@@ -437,12 +437,38 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 			acc0Total := acc0Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain.
 			for i0 := 0; i0 < h; i0 += 64 {
-				for i := i0; i < min(i0+64, h); i++ {
+				i1 := min(i0+64, h)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					dyLine0 := dy[i*stride+r0+lo:][:w]
+					xLine0 := x[i*stride+r0+lo:][:w]
+					rstdLine0 := rstd[i]
+					dyLine1 := dy[(i+1)*stride+r0+lo:][:w]
+					xLine1 := x[(i+1)*stride+r0+lo:][:w]
+					rstdLine1 := rstd[i+1]
+					dyLine2 := dy[(i+2)*stride+r0+lo:][:w]
+					xLine2 := x[(i+2)*stride+r0+lo:][:w]
+					rstdLine2 := rstd[i+2]
+					dyLine3 := dy[(i+3)*stride+r0+lo:][:w]
+					xLine3 := x[(i+3)*stride+r0+lo:][:w]
+					rstdLine3 := rstd[i+3]
+					for c := range w {
+						acc0Acc := acc0Chunk[c]
+						acc0Acc += dyLine0[c] * (xLine0[c] * rstdLine0)
+						acc0Acc += dyLine1[c] * (xLine1[c] * rstdLine1)
+						acc0Acc += dyLine2[c] * (xLine2[c] * rstdLine2)
+						acc0Acc += dyLine3[c] * (xLine3[c] * rstdLine3)
+						acc0Chunk[c] = acc0Acc
+					}
+				}
+				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
 					xLine := x[i*stride+r0+lo:][:w]
 					rstdLine := rstd[i]
 					for c := range w {
-						acc0Chunk[c] += dyLine[c] * (xLine[c] * rstdLine)
+						acc0Acc := acc0Chunk[c]
+						acc0Acc += dyLine[c] * (xLine[c] * rstdLine)
+						acc0Chunk[c] = acc0Acc
 					}
 				}
 				for c := range w {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"sort"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 
@@ -25,9 +26,16 @@ import (
 // is done.
 
 // colTile is the columns one pass over the lines takes: their chunks,
-// totals and values stay in L1, and a tile's share of a line is 2 KiB of
-// contiguous values per array.
-const colTile = 512
+// totals and values stay in L1, and a tile's share of a line is 4 KiB of
+// contiguous values per array, a whole line up to 1024 columns: a narrower
+// share of a long line streams from memory at a fraction of a whole line's
+// speed, and a matrix too large for the caches is read once per loop
+// anyway.
+const colTile = 1024
+
+// colLines are the lines one step of a tile's loop takes: a column's
+// values and chunks are loaded and stored once for all of them.
+const colLines = 4
 
 // ColumnTiles reports whether k gets the tiled float32 form: the Columns
 // layout over float32 arrays.
@@ -237,16 +245,21 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 // columnsLoop is one loop of the tiled form over the run of columns
 // [lo, hi) of the tile: per line, each row array's values of the run and
 // each Param array's value of the line; kept are the per-column values,
-// read from their arrays of the tile.
+// read from their arrays of the tile. Lines go colLines at a time: each
+// column's per-column values and chunks are loaded once for them, and
+// each chunk takes their terms one line after the other, so the sums are
+// those of one line at a time.
 func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 	k := l.k
 	// Every slice of the run of length w, visibly to the compiler: no
 	// bounds checks in the loops.
 	run := []jen.Code{jen.Id("w").Op(":=").Id("hi").Op("-").Id("lo")}
 	splat := map[ir.S]bool{}
+	var cols []ir.S
 	for _, op := range lp.Ops {
 		if op.Code == ir.VSplat && kept[op.Scalar] && !splat[op.Scalar] {
 			splat[op.Scalar] = true
+			cols = append(cols, op.Scalar)
 			n := k.ScalarName(op.Scalar)
 			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
@@ -264,35 +277,85 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 			uses[a]++
 		}
 	}
-	var line []jen.Code
-	for a, arr := range k.Arrays {
-		if !loopUses(lp, a) {
-			continue
-		}
-		if arr.Role == ir.Param {
-			line = append(line, jen.Id(l.lineName(a)).Op(":=").Id(l.arrayName(a)).Index(jen.Id("i")))
-			continue
-		}
-		line = append(line, jen.Id(l.lineName(a)).Op(":=").Id(l.arrayName(a)).Index(
-			jen.Id("i").Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
-	}
-	at := func(a int) *jen.Statement {
-		if k.Arrays[a].Role == ir.Param {
-			return jen.Id(l.lineName(a))
-		}
-		return jen.Id(l.lineName(a)).Index(jen.Id("c"))
-	}
-	l.perColumn = splat
-	code, terms := l.elementOps(lp, uses, at, "")
-	l.perColumn = nil
-	for _, a := range accs {
-		for _, t := range terms[a] {
-			code = append(code, jen.Id(k.AccName(a)+"Chunk").Index(jen.Id("c")).Op("+=").Add(t))
+	// The locals of line e of a group are suffixed with e, or lettered
+	// where a number would make a name the kernel has (x0) or one that
+	// reads as unnamed (v10).
+	suffix := strconv.Itoa
+	for i, op := range lp.Ops {
+		n := vecName(lp, ir.V(i))
+		if uses[i] > 1 && (l.taken[n+"0"] || l.taken[n+strconv.Itoa(colLines-1)] || op.Name == "") {
+			suffix = func(e int) string { return string(rune('A' + e)) }
 		}
 	}
-	line = append(line, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(code...))
+	// lines is the code for the lines i to i+n-1.
+	lines := func(n int) []jen.Code {
+		sfx := func(e int) string {
+			if n == 1 {
+				return ""
+			}
+			return suffix(e)
+		}
+		var code []jen.Code
+		for e := range n {
+			idx, line := jen.Id("i"), jen.Id("i")
+			if e > 0 {
+				idx, line = jen.Id("i").Op("+").Lit(e), jen.Parens(jen.Id("i").Op("+").Lit(e))
+			}
+			for a, arr := range k.Arrays {
+				if !loopUses(lp, a) {
+					continue
+				}
+				name := l.lineName(a) + sfx(e)
+				if arr.Role == ir.Param {
+					code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(idx.Clone()))
+					continue
+				}
+				code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(
+					line.Clone().Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+			}
+		}
+		var col []jen.Code
+		for _, s := range cols {
+			n := k.ScalarName(s)
+			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
+		}
+		for _, a := range accs {
+			n := k.AccName(a)
+			col = append(col, jen.Id(n+"Acc").Op(":=").Id(n+"Chunk").Index(jen.Id("c")))
+		}
+		l.perColumn = splat
+		for e := range n {
+			at := func(a int) *jen.Statement {
+				if k.Arrays[a].Role == ir.Param {
+					return jen.Id(l.lineName(a) + sfx(e))
+				}
+				return jen.Id(l.lineName(a) + sfx(e)).Index(jen.Id("c"))
+			}
+			ops, terms := l.elementOps(lp, uses, at, sfx(e))
+			col = append(col, ops...)
+			for _, a := range accs {
+				for _, t := range terms[a] {
+					col = append(col, jen.Id(k.AccName(a)+"Acc").Op("+=").Add(t))
+				}
+			}
+		}
+		l.perColumn = nil
+		for _, a := range accs {
+			n := k.AccName(a)
+			col = append(col, jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Id(n+"Acc"))
+		}
+		return append(code, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...))
+	}
+	// The lines [from, end): groups of colLines, then one at a time.
+	walk := func(from, end jen.Code) []jen.Code {
+		return []jen.Code{
+			jen.Id("i").Op(":=").Add(from),
+			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(colLines).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(colLines)).Block(lines(colLines)...),
+			jen.For(jen.Empty(), jen.Id("i").Op("<").Add(end), jen.Id("i").Op("++")).Block(lines(1)...),
+		}
+	}
 	if len(accs) == 0 {
-		return append(run, jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(line...))
+		return append(run, walk(jen.Lit(0), jen.Id("h"))...)
 	}
 	var fold []jen.Code
 	for _, a := range accs {
@@ -301,11 +364,11 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 			jen.Id(n+"Total").Index(jen.Id("c")).Op("+=").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c"))),
 			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Lit(0))
 	}
+	chunk := append([]jen.Code{jen.Id("i1").Op(":=").Min(jen.Id("i0").Op("+").Lit(blockLen), jen.Id("h"))},
+		walk(jen.Id("i0"), jen.Id("i1"))...)
+	chunk = append(chunk, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...))
 	return append(run, jen.Commentf("Chunks of %d lines, each column's chunk one float32 chain.", blockLen).Line().
-		For(jen.Id("i0").Op(":=").Lit(0), jen.Id("i0").Op("<").Id("h"), jen.Id("i0").Op("+=").Lit(blockLen)).Block(
-		jen.For(jen.Id("i").Op(":=").Id("i0"), jen.Id("i").Op("<").Min(jen.Id("i0").Op("+").Lit(blockLen), jen.Id("h")), jen.Id("i").Op("++")).Block(line...),
-		jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...),
-	))
+		For(jen.Id("i0").Op(":=").Lit(0), jen.Id("i0").Op("<").Id("h"), jen.Id("i0").Op("+=").Lit(blockLen)).Block(chunk...))
 }
 
 // lineName is the local holding array a's part of the current line.

@@ -174,7 +174,7 @@ type lowering struct {
 	f32    bool            // the float32 form (blocked.go)
 	taken  map[string]bool // the names of the kernel's values and arrays
 	// perColumn are the values a loop of the tiled Columns form reads
-	// per column, from <name>Run[c] (columns.go).
+	// per column, as <name>Col (columns.go).
 	perColumn map[ir.S]bool
 }
 
@@ -299,7 +299,7 @@ func (l *lowering) arrayName(a int) string { return l.arrays[a] }
 // value is how scalar s reads as an operand.
 func (l *lowering) value(s ir.S) *jen.Statement {
 	if l.perColumn[s] {
-		return jen.Id(l.k.ScalarName(s) + "Run").Index(jen.Id("c"))
+		return jen.Id(l.k.ScalarName(s) + "Col")
 	}
 	if a, ok := l.alias[s]; ok {
 		if l.f32 && l.sums[s] {
