@@ -127,7 +127,14 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		body = append(body, params...)
 	}
 	rowBody := l.rowSlices()
-	for _, st := range k.Body {
+	fu := fuse(k)
+	for i, st := range k.Body {
+		if fu != nil && i == fu.at {
+			rowBody = append(rowBody, l.fusedStats(fu)...)
+		}
+		if fu != nil && fu.skip[i] {
+			continue
+		}
 		switch st := st.(type) {
 		case *ir.Scalar:
 			if st.Code == ir.SGuard {
