@@ -128,6 +128,7 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	}
 	rowBody := l.rowSlices()
 	fu := fuse(k)
+	var guarded ir.S = -1 // the value the guard checks
 	for i, st := range k.Body {
 		if fu != nil && i == fu.at {
 			rowBody = append(rowBody, l.fusedStats(fu)...)
@@ -138,6 +139,7 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		switch st := st.(type) {
 		case *ir.Scalar:
 			if st.Code == ir.SGuard {
+				guarded = st.Args[0]
 				rowBody = append(rowBody, l.guard(st))
 				continue
 			}
@@ -145,6 +147,10 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 				rowBody = append(rowBody, c)
 			}
 		case *ir.Loop:
+			if c := fu.corrected(st); guarded >= 0 && c >= 0 {
+				rowBody = append(rowBody, l.outputLoop(fu, st, c, guarded)...)
+				continue
+			}
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}

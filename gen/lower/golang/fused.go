@@ -392,3 +392,55 @@ func (l *lowering) chain(lp *ir.Loop) []jen.Code {
 		jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id("h"), jen.Id("i").Op("++")).Block(body...),
 	}
 }
+
+// The output pass subtracts the correction, what float32(mean) misses of
+// the mean, from every deviation: an add an element. Where |correction|
+// is at most 2^-26 of sqrt(variance + eps) (ordinary rows: the mean's
+// rounding is far below its spread) dropping it moves an output by at
+// most 2^-26*|g| (g the scale), a 256th of the accuracy contract's term
+// in |g|: such rows take the pass without it.
+
+// corrected is the index in lp of its op subtracting the correction, or
+// -1.
+func (fu *fusion) corrected(lp *ir.Loop) int {
+	if fu == nil {
+		return -1
+	}
+	for i, op := range lp.Ops {
+		if op.Code == ir.VSub && lp.Ops[op.Args[1]].Code == ir.VSplat && lp.Ops[op.Args[1]].Scalar == fu.correction {
+			return i
+		}
+	}
+	return -1
+}
+
+// bypass is lp without op i (a value), its uses reading its first operand.
+func bypass(lp *ir.Loop, i int) *ir.Loop {
+	var out ir.Loop
+	remap := make([]ir.V, len(lp.Ops))
+	for j, op := range lp.Ops {
+		if j == i {
+			remap[j] = remap[op.Args[0]]
+			continue
+		}
+		op.Args = append([]ir.V(nil), op.Args...)
+		for a, v := range op.Args {
+			op.Args[a] = remap[v]
+		}
+		remap[j] = ir.V(len(out.Ops))
+		out.Ops = append(out.Ops, op)
+	}
+	return &out
+}
+
+// outputLoop is the float32 form of lp, the output pass reading the
+// correction, in two: without the correction where it is negligible
+// beside sqrt(guarded), the guarded variance + eps; with it elsewhere.
+func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) []jen.Code {
+	without := l.loop(bypass(lp, i))
+	with := l.loop(lp)
+	c := jen.Float64().Call(l.value(fu.correction))
+	return []jen.Code{jen.If(
+		c.Clone().Op("*").Add(c.Clone()).Op("<=").Op("0x1p-52").Op("*").Float64().Call(l.value(guarded)),
+	).Block(without...).Else().Block(with...)}
+}
