@@ -128,8 +128,14 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }

@@ -820,6 +820,23 @@ var deepnormLongFamilies = []deepnormLongFamily{
 		return float32(rng.NormFloat64())
 	}},
 	{name: "relu", value: func(rng *rand.Rand, _, _ int) float32 { return float32(max(0, rng.NormFloat64())) }},
+	// Blocks whose mean is far from the mean of the blocks before them
+	// (sums shifted by a running mean cancel there): a first block of
+	// outliers, a step at a random place, and a slow ramp on an offset,
+	// whose blocks are nearly constant and each above the ones before.
+	{name: "head1e4", value: func(rng *rand.Rand, i, _ int) float32 {
+		if i < 64 {
+			return float32(1e4 + rng.NormFloat64())
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "step", value: func(rng *rand.Rand, i, pos int) float32 {
+		if i < pos {
+			return float32(-1e4 + rng.NormFloat64())
+		}
+		return float32(rng.NormFloat64())
+	}},
+	{name: "ramp", value: func(_ *rand.Rand, i, _ int) float32 { return float32(1e4 + 1e-3*float64(i)) }},
 }
 
 // longLengths are the run-time row lengths of TestLongRows, beside every

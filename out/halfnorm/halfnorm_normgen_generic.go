@@ -121,8 +121,14 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+			}
 		}
 	}
 }
@@ -820,8 +826,14 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		for i := range h {
-			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+			}
 		}
 		means[r] = mean
 		rstds[r] = rstd

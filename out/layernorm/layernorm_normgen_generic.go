@@ -121,8 +121,14 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }
@@ -319,8 +325,14 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((sumRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }
@@ -519,8 +531,14 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		for i := range h {
-			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 		means[r] = mean
 		rstds[r] = rstd
