@@ -1117,7 +1117,8 @@ type halfnormLongFamily struct {
 	value func(rng *rand.Rand, i, pos int) float32
 	// shifts: aimed at sums shifted by a running mean, which only the
 	// pure Go of kernels with a mean has: not run on the others, nor
-	// under an emulator (NORMGEN_LONG_ASM_ONLY), where only assembly runs.
+	// under an emulator (NORMGEN_LONG_ASM_ONLY), where only assembly runs,
+	// nor past 2^17 values (a thousand blocks show the drift already).
 	shifts bool
 }
 
@@ -1221,6 +1222,9 @@ func TestHalfnormLongRows(t *testing.T) {
 				continue
 			}
 			for _, tc := range cases {
+				if fam.shifts && tc.h > 1<<17 {
+					continue
+				}
 				impls := k.impls(tc.h, tc.anySize)
 				if os.Getenv("NORMGEN_LONG_ASM_ONLY") != "" {
 					// Under an emulator: the Go code's long sets ran on
