@@ -23,10 +23,11 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		alphaX0 := alpha * x0
 		f0 := fRow[0]
 		pivot := alphaX0 + f0
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
-			fBlock := (*[64]float32)(fRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			xBlock := (*[64]float32)(xRow)
+			fBlock := (*[64]float32)(fRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				pivotSum0 += ((alpha*xBlock[j] + fBlock[j]) - pivot) + ((alpha*xBlock[j+4] + fBlock[j+4]) - pivot)
@@ -34,47 +35,91 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 				pivotSum2 += ((alpha*xBlock[j+2] + fBlock[j+2]) - pivot) + ((alpha*xBlock[j+6] + fBlock[j+6]) - pivot)
 				pivotSum3 += ((alpha*xBlock[j+3] + fBlock[j+3]) - pivot) + ((alpha*xBlock[j+7] + fBlock[j+7]) - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
-			fBlock := (*[64]float32)(fRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := ((alpha*xBlock[j] + fBlock[j]) - shift)
-				devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - shift)
-				devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - shift)
-				devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - shift)
+				devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
+				devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
+				devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
+				devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				xBlock := (*[64]float32)(xRow[i:])
+				fBlock := (*[64]float32)(fRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
+						devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
+						devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
+						devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						sA := (alpha*xBlock[j] + fBlock[j])
+						sB := (alpha*xBlock[j+1] + fBlock[j+1])
+						sC := (alpha*xBlock[j+2] + fBlock[j+2])
+						sD := (alpha*xBlock[j+3] + fBlock[j+3])
+						devSum0 += sA + sC
+						devSum1 += sB + sD
+						squareSum0 += sA*sA + sC*sC
+						squareSum1 += sB*sB + sD*sD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := ((alpha*xRow[i] + fRow[i]) - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -83,8 +128,14 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }

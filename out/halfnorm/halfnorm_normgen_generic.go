@@ -18,9 +18,10 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]uint16)(xRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			xBlock := (*[64]uint16)(xRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
@@ -28,46 +29,90 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
 				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]uint16)(xRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := (halfnormWidenBF16(xBlock[j]) - shift)
-				devB := (halfnormWidenBF16(xBlock[j+1]) - shift)
-				devC := (halfnormWidenBF16(xBlock[j+2]) - shift)
-				devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
+				devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+				devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+				devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+				devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				xBlock := (*[64]uint16)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+						devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+						devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+						devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						xiA := halfnormWidenBF16(xBlock[j])
+						xiB := halfnormWidenBF16(xBlock[j+1])
+						xiC := halfnormWidenBF16(xBlock[j+2])
+						xiD := halfnormWidenBF16(xBlock[j+3])
+						devSum0 += xiA + xiC
+						devSum1 += xiB + xiD
+						squareSum0 += xiA*xiA + xiC*xiC
+						squareSum1 += xiB*xiB + xiD*xiD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := (halfnormWidenBF16(xRow[i]) - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -76,8 +121,14 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+			}
 		}
 	}
 }
@@ -671,9 +722,10 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]uint16)(xRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			xBlock := (*[64]uint16)(xRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
@@ -681,46 +733,90 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
 				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]uint16)(xRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := (halfnormWidenBF16(xBlock[j]) - shift)
-				devB := (halfnormWidenBF16(xBlock[j+1]) - shift)
-				devC := (halfnormWidenBF16(xBlock[j+2]) - shift)
-				devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
+				devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+				devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+				devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+				devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				xBlock := (*[64]uint16)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+						devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+						devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+						devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						xiA := halfnormWidenBF16(xBlock[j])
+						xiB := halfnormWidenBF16(xBlock[j+1])
+						xiC := halfnormWidenBF16(xBlock[j+2])
+						xiD := halfnormWidenBF16(xBlock[j+3])
+						devSum0 += xiA + xiC
+						devSum1 += xiB + xiD
+						squareSum0 += xiA*xiA + xiC*xiC
+						squareSum1 += xiB*xiB + xiD*xiD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := (halfnormWidenBF16(xRow[i]) - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -730,8 +826,14 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		for i := range h {
-			dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+			}
 		}
 		means[r] = mean
 		rstds[r] = rstd

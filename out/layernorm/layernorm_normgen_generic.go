@@ -18,9 +18,10 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			xBlock := (*[64]float32)(xRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
@@ -28,46 +29,90 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
 				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			pivotSumTail += (xRow[i] - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := (xBlock[j] - shift)
-				devB := (xBlock[j+1] - shift)
-				devC := (xBlock[j+2] - shift)
-				devD := (xBlock[j+3] - shift)
+				devA := (xBlock[j] - blockShift)
+				devB := (xBlock[j+1] - blockShift)
+				devC := (xBlock[j+2] - blockShift)
+				devD := (xBlock[j+3] - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						devA := (xBlock[j] - blockShift)
+						devB := (xBlock[j+1] - blockShift)
+						devC := (xBlock[j+2] - blockShift)
+						devD := (xBlock[j+3] - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						xiA := xBlock[j]
+						xiB := xBlock[j+1]
+						xiC := xBlock[j+2]
+						xiD := xBlock[j+3]
+						devSum0 += xiA + xiC
+						devSum1 += xiB + xiD
+						squareSum0 += xiA*xiA + xiC*xiC
+						squareSum1 += xiB*xiB + xiD*xiD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					dev := (xRow[i] - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (xRow[i] - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := (xRow[i] - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -76,8 +121,14 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }
@@ -135,11 +186,12 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		x0 := xRow[0]
 		f0 := fRow[0]
 		pivot := x0 + f0
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			sumBlock := (*[64]float32)(sumRow[i:])
-			xBlock := (*[64]float32)(xRow[i:])
-			fBlock := (*[64]float32)(fRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			sumBlock := (*[64]float32)(sumRow)
+			xBlock := (*[64]float32)(xRow)
+			fBlock := (*[64]float32)(fRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				sA := (xBlock[j] + fBlock[j])
@@ -163,48 +215,108 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 				pivotSum2 += (sC - pivot) + (sG - pivot)
 				pivotSum3 += (sD - pivot) + (sH - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			s := (xRow[i] + fRow[i])
-			sumRow[i] = s
-			pivotSumTail += (s - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			sumBlock := (*[64]float32)(sumRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := (sumBlock[j] - shift)
-				devB := (sumBlock[j+1] - shift)
-				devC := (sumBlock[j+2] - shift)
-				devD := (sumBlock[j+3] - shift)
+				devA := (sumBlock[j] - blockShift)
+				devB := (sumBlock[j+1] - blockShift)
+				devC := (sumBlock[j+2] - blockShift)
+				devD := (sumBlock[j+3] - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				sumBlock := (*[64]float32)(sumRow[i:])
+				xBlock := (*[64]float32)(xRow[i:])
+				fBlock := (*[64]float32)(fRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						sA := (xBlock[j] + fBlock[j])
+						sumBlock[j] = sA
+						devA := (sA - blockShift)
+						sB := (xBlock[j+1] + fBlock[j+1])
+						sumBlock[j+1] = sB
+						devB := (sB - blockShift)
+						sC := (xBlock[j+2] + fBlock[j+2])
+						sumBlock[j+2] = sC
+						devC := (sC - blockShift)
+						sD := (xBlock[j+3] + fBlock[j+3])
+						sumBlock[j+3] = sD
+						devD := (sD - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						sA := (xBlock[j] + fBlock[j])
+						sumBlock[j] = sA
+						sB := (xBlock[j+1] + fBlock[j+1])
+						sumBlock[j+1] = sB
+						sC := (xBlock[j+2] + fBlock[j+2])
+						sumBlock[j+2] = sC
+						sD := (xBlock[j+3] + fBlock[j+3])
+						sumBlock[j+3] = sD
+						devSum0 += sA + sC
+						devSum1 += sB + sD
+						squareSum0 += sA*sA + sC*sC
+						squareSum1 += sB*sB + sD*sD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					s := (xRow[i] + fRow[i])
+					sumRow[i] = s
+					dev := (s - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				s := (xRow[i] + fRow[i])
+				sumRow[i] = s
+				pivotSumTail += (s - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (sumRow[i] - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := (sumRow[i] - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -213,8 +325,14 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		for i := range h {
-			dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((sumRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 	}
 }
@@ -309,9 +427,10 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		var pivotSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
+		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
+		var runMean, runM2 float64
+		if whole > 0 {
+			xBlock := (*[64]float32)(xRow)
 			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 			for j := 0; j < 64; j += 8 {
 				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
@@ -319,46 +438,90 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
 				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
 			}
-			pivotSum += float64((pivotSum0 + pivotSum1) + (pivotSum2 + pivotSum3))
-		}
-		var pivotSumTail float32
-		for i := whole; i < h; i++ {
-			pivotSumTail += (xRow[i] - pivot)
-		}
-		pivotSum += float64(pivotSumTail)
-		pivotMean := float32(pivotSum) * invN
-		shift := pivot + pivotMean
-		var devSum float64
-		var squareSum float64
-		for i := 0; i < whole; i += 64 {
-			xBlock := (*[64]float32)(xRow[i:])
+			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
 			for j := 0; j < 64; j += 4 {
-				devA := (xBlock[j] - shift)
-				devB := (xBlock[j+1] - shift)
-				devC := (xBlock[j+2] - shift)
-				devD := (xBlock[j+3] - shift)
+				devA := (xBlock[j] - blockShift)
+				devB := (xBlock[j+1] - blockShift)
+				devC := (xBlock[j+2] - blockShift)
+				devD := (xBlock[j+3] - blockShift)
 				devSum0 += devA + devC
 				devSum1 += devB + devD
 				squareSum0 += devA*devA + devC*devC
 				squareSum1 += devB*devB + devD*devD
 			}
-			devSum += float64(devSum0 + devSum1)
-			squareSum += float64(squareSum0 + squareSum1)
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			runMean = float64(blockShift) + blockDev/64
+			runM2 = blockSq - blockDev*blockDev/64
+			for i := 64; i < whole; i += 64 {
+				blockShift := float32(runMean)
+				xBlock := (*[64]float32)(xRow[i:])
+				var devSum0, devSum1 float32
+				var squareSum0, squareSum1 float32
+				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
+					for j := 0; j < 64; j += 4 {
+						devA := (xBlock[j] - blockShift)
+						devB := (xBlock[j+1] - blockShift)
+						devC := (xBlock[j+2] - blockShift)
+						devD := (xBlock[j+3] - blockShift)
+						devSum0 += devA + devC
+						devSum1 += devB + devD
+						squareSum0 += devA*devA + devC*devC
+						squareSum1 += devB*devB + devD*devD
+					}
+				} else {
+					blockShift = 0
+					for j := 0; j < 64; j += 4 {
+						xiA := xBlock[j]
+						xiB := xBlock[j+1]
+						xiC := xBlock[j+2]
+						xiD := xBlock[j+3]
+						devSum0 += xiA + xiC
+						devSum1 += xiB + xiD
+						squareSum0 += xiA*xiA + xiC*xiC
+						squareSum1 += xiB*xiB + xiD*xiD
+					}
+				}
+				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+				delta := float64(blockShift) + blockDev/64.0 - runMean
+				n := float64(i) + 64.0
+				runMean += delta * 64.0 / n
+				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			}
+			if whole < h {
+				blockShift := float32(runMean)
+				var devSumTail, squareSumTail float32
+				for i := whole; i < h; i++ {
+					dev := (xRow[i] - blockShift)
+					devSumTail += dev
+					squareSumTail += dev * dev
+				}
+				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+				n := float64(h)
+				runMean += delta * float64(h-whole) / n
+				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			}
+		} else {
+			var pivotSumTail float32
+			for i := whole; i < h; i++ {
+				pivotSumTail += (xRow[i] - pivot)
+			}
+			blockShift := pivot + pivotSumTail*invN
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (xRow[i] - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			runMean = float64(blockShift) + blockDev/float64(h)
+			runM2 = blockSq - blockDev*blockDev/float64(h)
 		}
-		var devSumTail, squareSumTail float32
-		for i := whole; i < h; i++ {
-			dev := (xRow[i] - shift)
-			devSumTail += dev
-			squareSumTail += dev * dev
-		}
-		devSum += float64(devSumTail)
-		squareSum += float64(squareSumTail)
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
-		variance := meanSquare - correctionSq
+		shift := float32(runMean)
+		correction := float32(runMean - float64(shift))
+		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -368,8 +531,14 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		for i := range h {
-			dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
+			for i := range h {
+				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+			}
+		} else {
+			for i := range h {
+				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+			}
 		}
 		means[r] = mean
 		rstds[r] = rstd

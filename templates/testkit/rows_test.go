@@ -364,6 +364,12 @@ func TestFamilies(t *testing.T) {
 		if fam.name == "tenths" && (fam.value(rng, 0, 3) != 0 || fam.value(rng, 9, 3) != 0.1) {
 			t.Errorf("tenths: not a zero then 0.1s")
 		}
+		if fam.name == "step" && (fam.value(rng, 2, 3) > -9e3 || math.Abs(float64(fam.value(rng, 3, 3))) > 10) {
+			t.Errorf("step: not -1e4 before the position and N(0, 1) from it")
+		}
+		if fam.name == "ramp" && !(fam.value(rng, 1<<20, 0) > fam.value(rng, 0, 0)+1e3-1) {
+			t.Errorf("ramp: does not rise by 1e-3 an element")
+		}
 	}
 	for name := range shortFamilies {
 		found := false

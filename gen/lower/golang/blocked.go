@@ -127,10 +127,19 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		body = append(body, params...)
 	}
 	rowBody := l.rowSlices()
-	for _, st := range k.Body {
+	fu := fuse(k)
+	var guarded ir.S = -1 // the value the guard checks
+	for i, st := range k.Body {
+		if fu != nil && i == fu.at {
+			rowBody = append(rowBody, l.fusedStats(fu)...)
+		}
+		if fu != nil && fu.skip[i] {
+			continue
+		}
 		switch st := st.(type) {
 		case *ir.Scalar:
 			if st.Code == ir.SGuard {
+				guarded = st.Args[0]
 				rowBody = append(rowBody, l.guard(st))
 				continue
 			}
@@ -138,6 +147,10 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 				rowBody = append(rowBody, c)
 			}
 		case *ir.Loop:
+			if c := fu.corrected(st); guarded >= 0 && c >= 0 {
+				rowBody = append(rowBody, l.outputLoop(fu, st, c, guarded)...)
+				continue
+			}
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}
@@ -238,18 +251,56 @@ func lanes(accs int) (n, terms int) {
 // with their lanes, the float64 totals, then the rest of the row.
 func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 	accs := loopAccs(lp)
-	nLanes, terms := lanes(len(accs))
-	step := nLanes * terms
 	var out []jen.Code
 	for _, a := range accs {
 		out = append(out, jen.Var().Id(l.k.AccName(a)).Float64())
 	}
-	// One block: the arrays as arrays of blockLen values, the lanes.
-	var blk []jen.Code
+	blk, totals := l.blockBody(lp, uses, jen.Id("i"))
+	for _, a := range accs {
+		blk = append(blk, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(totals[a]))
+	}
+	out = append(out, jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("whole"), jen.Id("i").Op("+=").Lit(blockLen)).Block(blk...))
+	return append(out, l.tailLoop(lp, uses)...)
+}
+
+// tailLoop is the rest of the row after the whole blocks: fewer than
+// blockLen elements, one float32 chain per sum, added to the totals.
+func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
+	accs := loopAccs(lp)
+	var out, tail []jen.Code
+	var tailIds []jen.Code
+	for _, a := range accs {
+		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
+	}
+	out = append(out, jen.Var().List(tailIds...).Float32())
+	code, accTerms := l.elementOps(lp, uses, l.at32, "")
+	tail = append(tail, code...)
+	for _, a := range accs {
+		for _, term := range accTerms[a] {
+			tail = append(tail, jen.Id(tailName(l.k.AccName(a))).Op("+=").Add(term))
+		}
+	}
+	out = append(out, jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id(l.rowLen()), jen.Id("i").Op("++")).Block(tail...))
+	for _, a := range accs {
+		out = append(out, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(jen.Id(tailName(l.k.AccName(a)))))
+	}
+	return out
+}
+
+// blockBody is one block of an accumulating loop, the block starting at
+// element start (nil: the row's first): the arrays as arrays of blockLen
+// values, the lanes and their loop; totals are the float32 sums of each
+// accumulator's lanes.
+func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk []jen.Code, totals map[int]*jen.Statement) {
+	accs := loopAccs(lp)
+	nLanes, _ := lanes(len(accs))
 	for a := range l.k.Arrays {
 		if loopUses(lp, a) && !l.segParam(a) {
-			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(
-				jen.Id(l.rowName(a)).Index(jen.Id("i"), jen.Empty())))
+			row := jen.Id(l.rowName(a))
+			if start != nil {
+				row = row.Index(start.Clone(), jen.Empty())
+			}
+			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(row))
 		}
 	}
 	for _, a := range accs {
@@ -259,6 +310,24 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 		}
 		blk = append(blk, jen.Var().List(ids...).Float32())
 	}
+	blk = append(blk, l.laneLoop(lp, uses))
+	totals = map[int]*jen.Statement{}
+	for _, a := range accs {
+		var ids []*jen.Statement
+		for ln := range nLanes {
+			ids = append(ids, jen.Id(laneName(l.k.AccName(a), ln)))
+		}
+		totals[a] = pairwise(ids)
+	}
+	return blk, totals
+}
+
+// laneLoop is the loop over one block's elements, each step adding to
+// every lane of every accumulator.
+func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
+	accs := loopAccs(lp)
+	nLanes, terms := lanes(len(accs))
+	step := nLanes * terms
 	// Each element's locals are numbered, dev0 to dev7; or lettered, sA
 	// to sH, where a number would make a value's name (the pivot x0) or
 	// one that reads as unnamed (s0, v10).
@@ -301,35 +370,7 @@ func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
 			stepBody = append(stepBody, jen.Id(laneName(l.k.AccName(a), ln)).Op("+=").Add(sum))
 		}
 	}
-	blk = append(blk, jen.For(jen.Id("j").Op(":=").Lit(0), jen.Id("j").Op("<").Lit(blockLen), jen.Id("j").Op("+=").Lit(step)).Block(stepBody...))
-	for _, a := range accs {
-		var ids []*jen.Statement
-		for ln := range nLanes {
-			ids = append(ids, jen.Id(laneName(l.k.AccName(a), ln)))
-		}
-		blk = append(blk, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(pairwise(ids)))
-	}
-	out = append(out, jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Id("whole"), jen.Id("i").Op("+=").Lit(blockLen)).Block(blk...))
-
-	// The rest: fewer than blockLen elements, one float32 chain per sum.
-	var tail []jen.Code
-	var tailIds []jen.Code
-	for _, a := range accs {
-		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
-	}
-	out = append(out, jen.Var().List(tailIds...).Float32())
-	code, accTerms := l.elementOps(lp, uses, l.at32, "")
-	tail = append(tail, code...)
-	for _, a := range accs {
-		for _, term := range accTerms[a] {
-			tail = append(tail, jen.Id(tailName(l.k.AccName(a))).Op("+=").Add(term))
-		}
-	}
-	out = append(out, jen.For(jen.Id("i").Op(":=").Id("whole"), jen.Id("i").Op("<").Id(l.rowLen()), jen.Id("i").Op("++")).Block(tail...))
-	for _, a := range accs {
-		out = append(out, jen.Id(l.k.AccName(a)).Op("+=").Float64().Call(jen.Id(tailName(l.k.AccName(a)))))
-	}
-	return out
+	return jen.For(jen.Id("j").Op(":=").Lit(0), jen.Id("j").Op("<").Lit(blockLen), jen.Id("j").Op("+=").Lit(step)).Block(stepBody...)
 }
 
 // elementOps writes the loop's operations on one element, whose value in

@@ -55,13 +55,32 @@ func TestBlockedForm(t *testing.T) {
 				t.Errorf("%s: float32 form lacks %q:\n%s", sk.Name, want, fast)
 			}
 		}
-		// float64 appears only in the totals, their conversions and the square root.
+		// float64 appears only once per block or row: in the totals,
+		// their conversions, the square root and the fused statistics,
+		// never in a loop over the elements.
+		loop := "" // the indentation of the element loop we are in
 		for _, line := range strings.Split(fast, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "//") {
-				continue
+			trimmed := strings.TrimSpace(line)
+			indent := line[:len(line)-len(strings.TrimLeft(line, "\t"))]
+			switch {
+			case loop != "" && trimmed == "}" && indent == loop:
+				loop = ""
+			case loop == "" && regexp.MustCompile(`^for (j := 0;|i := whole;|i := range h)`).MatchString(trimmed):
+				loop = indent
+			case loop != "" && strings.Contains(line, "float64"):
+				t.Errorf("%s: float64 per element in %q", sk.Name, trimmed)
 			}
-			if strings.Contains(line, "float64") && !regexp.MustCompile(`var \w+ float64|\w+ \+= float64\(|math\.Sqrt\(float64\(`).MatchString(line) {
-				t.Errorf("%s: float64 in %q", sk.Name, strings.TrimSpace(line))
+		}
+		if fused := fuse(k) != nil; fused != sk.Mean {
+			t.Errorf("%s: mean and variance fused %v", sk.Name, fused)
+		} else if fused {
+			for _, want := range []string{"var runMean, runM2 float64", "runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*", "blockShift = 0", "<= 0x1p-52*float64(varianceEps) {"} {
+				if !strings.Contains(fast, want) {
+					t.Errorf("%s: fused form lacks %q:\n%s", sk.Name, want, fast)
+				}
+			}
+			if strings.Contains(fast, "pivotMean") || strings.Contains(fast, "correctionSq") {
+				t.Errorf("%s: the two passes remain beside the fused one:\n%s", sk.Name, fast)
 			}
 		}
 		if m := unnamed(src); m != "" {
