@@ -1872,14 +1872,14 @@ pass1chunk:
 	MOVD	$64, R8
 pass1iter:
 	VLD1.P	32(R6), [V6.H8, V7.H8]
-	VZIP1	V6.H8, V26.H8, V4.H8
-	VZIP2	V6.H8, V26.H8, V5.H8
-	VZIP1	V7.H8, V26.H8, V6.H8
-	VZIP2	V7.H8, V26.H8, V7.H8
 	VLD1.P	32(R7), [V10.H8, V11.H8]
+	VZIP1	V6.H8, V26.H8, V4.H8
 	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
 	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
 	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	VZIP2	V11.H8, V26.H8, V11.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -1936,14 +1936,14 @@ pass1chunked:
 	MOVD	$256, R11
 pass2main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	VZIP1	V2.H8, V26.H8, V0.H8
-	VZIP2	V2.H8, V26.H8, V1.H8
-	VZIP1	V3.H8, V26.H8, V2.H8
-	VZIP2	V3.H8, V26.H8, V3.H8
 	VLD1.P	32(R9), [V6.H8, V7.H8]
+	VZIP1	V2.H8, V26.H8, V0.H8
 	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
 	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
 	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	VZIP2	V7.H8, V26.H8, V7.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2076,14 +2076,14 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	32(R9), [V6.H8, V7.H8]
-	VZIP1	V6.H8, V26.H8, V4.H8
-	VZIP2	V6.H8, V26.H8, V5.H8
-	VZIP1	V7.H8, V26.H8, V6.H8
-	VZIP2	V7.H8, V26.H8, V7.H8
 	VLD1.P	32(R10), [V10.H8, V11.H8]
+	VZIP1	V6.H8, V26.H8, V4.H8
 	VZIP1	V10.H8, V26.H8, V8.H8
+	VZIP2	V6.H8, V26.H8, V5.H8
 	VZIP2	V10.H8, V26.H8, V9.H8
+	VZIP1	V7.H8, V26.H8, V6.H8
 	VZIP1	V11.H8, V26.H8, V10.H8
+	VZIP2	V7.H8, V26.H8, V7.H8
 	VZIP2	V11.H8, V26.H8, V11.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -2119,10 +2119,10 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	16(R9), [V5.H8]
-	VZIP1	V5.H8, V26.H8, V4.H8
-	VZIP2	V5.H8, V26.H8, V5.H8
 	VLD1.P	16(R10), [V9.H8]
+	VZIP1	V5.H8, V26.H8, V4.H8
 	VZIP1	V9.H8, V26.H8, V8.H8
+	VZIP2	V5.H8, V26.H8, V5.H8
 	VZIP2	V9.H8, V26.H8, V9.H8
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -2132,8 +2132,8 @@ pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	8(R9), [V6.H4]
-	VZIP1	V6.H8, V26.H8, V6.H8
 	VLD1.P	8(R10), [V10.H4]
+	VZIP1	V6.H8, V26.H8, V6.H8
 	VZIP1	V10.H8, V26.H8, V10.H8
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -2182,14 +2182,14 @@ pass1tailDone:
 	CBZ	R14, pass2mainDone
 pass2main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	VZIP1	V2.H8, V26.H8, V0.H8
-	VZIP2	V2.H8, V26.H8, V1.H8
-	VZIP1	V3.H8, V26.H8, V2.H8
-	VZIP2	V3.H8, V26.H8, V3.H8
 	VLD1.P	32(R12), [V6.H8, V7.H8]
+	VZIP1	V2.H8, V26.H8, V0.H8
 	VZIP1	V6.H8, V26.H8, V4.H8
+	VZIP2	V2.H8, V26.H8, V1.H8
 	VZIP2	V6.H8, V26.H8, V5.H8
+	VZIP1	V3.H8, V26.H8, V2.H8
 	VZIP1	V7.H8, V26.H8, V6.H8
+	VZIP2	V3.H8, V26.H8, V3.H8
 	VZIP2	V7.H8, V26.H8, V7.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2260,10 +2260,10 @@ pass2mainDone:
 	AND	$8, R6, R14
 	CBZ	R14, pass2vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	VZIP1	V1.H8, V26.H8, V0.H8
-	VZIP2	V1.H8, V26.H8, V1.H8
 	VLD1.P	16(R12), [V5.H8]
+	VZIP1	V1.H8, V26.H8, V0.H8
 	VZIP1	V5.H8, V26.H8, V4.H8
+	VZIP2	V1.H8, V26.H8, V1.H8
 	VZIP2	V5.H8, V26.H8, V5.H8
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2302,8 +2302,8 @@ pass2vec2Done:
 	AND	$4, R6, R14
 	CBZ	R14, pass2vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	VZIP1	V2.H8, V26.H8, V2.H8
 	VLD1.P	8(R12), [V6.H4]
+	VZIP1	V2.H8, V26.H8, V2.H8
 	VZIP1	V6.H8, V26.H8, V6.H8
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x4e22e456 // fcmeq v22.4s, v2.4s, v2.4s
@@ -2402,14 +2402,14 @@ pass1chunk:
 	MOVD	$64, R8
 pass1iter:
 	VLD1.P	32(R6), [V6.H8, V7.H8]
-	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
-	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
-	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
-	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	VLD1.P	32(R7), [V10.H8, V11.H8]
+	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
 	WORD	$0x0e217948 // fcvtl v8.4s, v10.4h
+	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
 	WORD	$0x4e217949 // fcvtl2 v9.4s, v10.8h
+	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
 	WORD	$0x0e21796a // fcvtl v10.4s, v11.4h
+	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	WORD	$0x4e21796b // fcvtl2 v11.4s, v11.8h
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -2466,14 +2466,14 @@ pass1chunked:
 	MOVD	$256, R11
 pass2main:
 	VLD1.P	32(R8), [V2.H8, V3.H8]
-	WORD	$0x0e217840 // fcvtl v0.4s, v2.4h
-	WORD	$0x4e217841 // fcvtl2 v1.4s, v2.8h
-	WORD	$0x0e217862 // fcvtl v2.4s, v3.4h
-	WORD	$0x4e217863 // fcvtl2 v3.4s, v3.8h
 	VLD1.P	32(R9), [V6.H8, V7.H8]
+	WORD	$0x0e217840 // fcvtl v0.4s, v2.4h
 	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
+	WORD	$0x4e217841 // fcvtl2 v1.4s, v2.8h
 	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
+	WORD	$0x0e217862 // fcvtl v2.4s, v3.4h
 	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
+	WORD	$0x4e217863 // fcvtl2 v3.4s, v3.8h
 	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2557,14 +2557,14 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	32(R9), [V6.H8, V7.H8]
-	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
-	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
-	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
-	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	VLD1.P	32(R10), [V10.H8, V11.H8]
+	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
 	WORD	$0x0e217948 // fcvtl v8.4s, v10.4h
+	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
 	WORD	$0x4e217949 // fcvtl2 v9.4s, v10.8h
+	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
 	WORD	$0x0e21796a // fcvtl v10.4s, v11.4h
+	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	WORD	$0x4e21796b // fcvtl2 v11.4s, v11.8h
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -2600,10 +2600,10 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	16(R9), [V5.H8]
-	WORD	$0x0e2178a4 // fcvtl v4.4s, v5.4h
-	WORD	$0x4e2178a5 // fcvtl2 v5.4s, v5.8h
 	VLD1.P	16(R10), [V9.H8]
+	WORD	$0x0e2178a4 // fcvtl v4.4s, v5.4h
 	WORD	$0x0e217928 // fcvtl v8.4s, v9.4h
+	WORD	$0x4e2178a5 // fcvtl2 v5.4s, v5.8h
 	WORD	$0x4e217929 // fcvtl2 v9.4s, v9.8h
 	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
 	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
@@ -2613,8 +2613,8 @@ pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	8(R9), [V6.H4]
-	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
 	VLD1.P	8(R10), [V10.H4]
+	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
 	WORD	$0x0e21794a // fcvtl v10.4s, v10.4h
 	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
 	VFMLA	V6.S4, V6.S4, V2.S4
@@ -2663,14 +2663,14 @@ pass1tailDone:
 	CBZ	R14, pass2mainDone
 pass2main:
 	VLD1.P	32(R11), [V2.H8, V3.H8]
-	WORD	$0x0e217840 // fcvtl v0.4s, v2.4h
-	WORD	$0x4e217841 // fcvtl2 v1.4s, v2.8h
-	WORD	$0x0e217862 // fcvtl v2.4s, v3.4h
-	WORD	$0x4e217863 // fcvtl2 v3.4s, v3.8h
 	VLD1.P	32(R12), [V6.H8, V7.H8]
+	WORD	$0x0e217840 // fcvtl v0.4s, v2.4h
 	WORD	$0x0e2178c4 // fcvtl v4.4s, v6.4h
+	WORD	$0x4e217841 // fcvtl2 v1.4s, v2.8h
 	WORD	$0x4e2178c5 // fcvtl2 v5.4s, v6.8h
+	WORD	$0x0e217862 // fcvtl v2.4s, v3.4h
 	WORD	$0x0e2178e6 // fcvtl v6.4s, v7.4h
+	WORD	$0x4e217863 // fcvtl2 v3.4s, v3.8h
 	WORD	$0x4e2178e7 // fcvtl2 v7.4s, v7.8h
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2701,10 +2701,10 @@ pass2mainDone:
 	AND	$8, R6, R14
 	CBZ	R14, pass2vec2Done
 	VLD1.P	16(R11), [V1.H8]
-	WORD	$0x0e217820 // fcvtl v0.4s, v1.4h
-	WORD	$0x4e217821 // fcvtl2 v1.4s, v1.8h
 	VLD1.P	16(R12), [V5.H8]
+	WORD	$0x0e217820 // fcvtl v0.4s, v1.4h
 	WORD	$0x0e2178a4 // fcvtl v4.4s, v5.4h
+	WORD	$0x4e217821 // fcvtl2 v1.4s, v1.8h
 	WORD	$0x4e2178a5 // fcvtl2 v5.4s, v5.8h
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
@@ -2723,8 +2723,8 @@ pass2vec2Done:
 	AND	$4, R6, R14
 	CBZ	R14, pass2vec1Done
 	VLD1.P	8(R11), [V2.H4]
-	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
 	VLD1.P	8(R12), [V6.H4]
+	WORD	$0x0e217842 // fcvtl v2.4s, v2.4h
 	WORD	$0x0e2178c6 // fcvtl v6.4s, v6.4h
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 	WORD	$0x0e216844 // fcvtn v4.4h, v2.4s
@@ -3774,14 +3774,14 @@ pass1chunk:
 	MOVD	R15, R12
 pass1iter:
 	VLD1.P	32(R10), [V10.H8, V11.H8]
-	VZIP1	V10.H8, V31.H8, V8.H8
-	VZIP2	V10.H8, V31.H8, V9.H8
-	VZIP1	V11.H8, V31.H8, V10.H8
-	VZIP2	V11.H8, V31.H8, V11.H8
 	VLD1.P	32(R11), [V14.H8, V15.H8]
+	VZIP1	V10.H8, V31.H8, V8.H8
 	VZIP1	V14.H8, V31.H8, V12.H8
+	VZIP2	V10.H8, V31.H8, V9.H8
 	VZIP2	V14.H8, V31.H8, V13.H8
+	VZIP1	V11.H8, V31.H8, V10.H8
 	VZIP1	V15.H8, V31.H8, V14.H8
+	VZIP2	V11.H8, V31.H8, V11.H8
 	VZIP2	V15.H8, V31.H8, V15.H8
 	WORD	$0x4ebed58c // fsub v12.4s, v12.4s, v30.4s
 	WORD	$0x4ebed5ad // fsub v13.4s, v13.4s, v30.4s
@@ -3875,10 +3875,10 @@ pass1room:
 	AND	$8, R7, R12
 	CBZ	R12, pass1vec2Done
 	VLD1.P	16(R10), [V9.H8]
-	VZIP1	V9.H8, V31.H8, V8.H8
-	VZIP2	V9.H8, V31.H8, V9.H8
 	VLD1.P	16(R11), [V13.H8]
+	VZIP1	V9.H8, V31.H8, V8.H8
 	VZIP1	V13.H8, V31.H8, V12.H8
+	VZIP2	V9.H8, V31.H8, V9.H8
 	VZIP2	V13.H8, V31.H8, V13.H8
 	WORD	$0x4ebed58c // fsub v12.4s, v12.4s, v30.4s
 	WORD	$0x4ebed5ad // fsub v13.4s, v13.4s, v30.4s
@@ -3892,8 +3892,8 @@ pass1vec2Done:
 	AND	$4, R7, R12
 	CBZ	R12, pass1vec1Done
 	VLD1.P	8(R10), [V10.H4]
-	VZIP1	V10.H8, V31.H8, V10.H8
 	VLD1.P	8(R11), [V14.H4]
+	VZIP1	V10.H8, V31.H8, V10.H8
 	VZIP1	V14.H8, V31.H8, V14.H8
 	WORD	$0x4ebed5ce // fsub v14.4s, v14.4s, v30.4s
 	WORD	$0x6e3dddce // fmul v14.4s, v14.4s, v29.4s

@@ -110,6 +110,7 @@ type loop struct {
 type estimate struct {
 	raw, fwd, floor float64
 	floorForm       string
+	forms           map[string]float64 // every floor form and mix
 }
 
 var (
@@ -478,6 +479,19 @@ var regOffset = regexp.MustCompile(`\[x\d+, x\d+\]`)
 // vector stride bytes from the next, which no multi-register or pair form
 // can load or store: its forms take one vector per instruction.
 func floorBodies(body []string, scalar bool) map[string][]string {
+	return floorParts(body).forms(scalar)
+}
+
+// floorCounts is what a floor body keeps of a loop: its bytes and
+// elements loaded and stored, its LD1Rs and its vector ops (renamed to
+// depend on nothing).
+type floorCounts struct {
+	loadB, storeB, loadE, storeE int
+	repl, fp                     []string
+	strided                      bool
+}
+
+func floorParts(body []string) floorCounts {
 	var loadB, storeB, loadE, storeE int
 	var ops, repl []string
 	strided := false
@@ -526,6 +540,11 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 		}
 		fp = append(fp, op+" "+strings.Join(args, ", "))
 	}
+	return floorCounts{loadB, storeB, loadE, storeE, repl, fp, strided}
+}
+
+func (fc floorCounts) forms(scalar bool) map[string][]string {
+	loadB, storeB, loadE, storeE, repl, fp, strided := fc.loadB, fc.storeB, fc.loadE, fc.storeE, fc.repl, fc.fp, fc.strided
 	forms := map[string][]string{}
 	if scalar {
 		var b []string
@@ -559,57 +578,8 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 		}
 		return forms
 	}
-	loads := map[string]func(q int) []string{
-		"ld1": func(q int) []string {
-			var b []string
-			for i, r := 0, 0; q > 0; i++ {
-				k := min(q, 4)
-				b = append(b, fmt.Sprintf("ld1 {%s}, [x%d]", vlist(r%16, k), i%8))
-				r += 4
-				q -= k
-			}
-			return b
-		},
-		"ldp": func(q int) []string {
-			var b []string
-			for i := 0; q > 0; i++ {
-				if q >= 2 {
-					b = append(b, fmt.Sprintf("ldp q%d, q%d, [x0, #%d]", 2*i%16, 2*i%16+1, 32*i))
-					q -= 2
-				} else {
-					b = append(b, fmt.Sprintf("ldr q%d, [x0, #%d]", 2*i%16, 32*i))
-					q--
-				}
-			}
-			return b
-		},
-	}
-	stores := map[string]func(q int) []string{
-		"st1": func(q int) []string {
-			var b []string
-			for i := 0; q > 0; i++ {
-				k := min(q, 4)
-				b = append(b, fmt.Sprintf("st1 {%s}, [x%d]", vlist(24, k), 8+i%8))
-				q -= k
-			}
-			return b
-		},
-		"stp": func(q int) []string {
-			var b []string
-			for i := 0; q > 0; i++ {
-				if q >= 2 {
-					b = append(b, fmt.Sprintf("stp q24, q25, [x16, #%d]", 32*i))
-					q -= 2
-				} else {
-					b = append(b, fmt.Sprintf("str q24, [x16, #%d]", 32*i))
-					q--
-				}
-			}
-			return b
-		},
-	}
-	for ln, lf := range loads {
-		for sn, sf := range stores {
+	for ln, lf := range floorLoads {
+		for sn, sf := range floorStores {
 			if storeB == 0 && sn != "st1" {
 				continue
 			}
@@ -619,6 +589,87 @@ func floorBodies(body []string, scalar bool) map[string][]string {
 			}
 			b := append(lf(loadB/16), sf(storeB/16)...)
 			forms[name] = append(append(b, repl...), fp...)
+		}
+	}
+	return forms
+}
+
+// floorLoads and floorStores write q 128-bit loads or stores in each form
+// of a floor body.
+var floorLoads = map[string]func(q int) []string{
+	"ld1": func(q int) []string {
+		var b []string
+		for i, r := 0, 0; q > 0; i++ {
+			k := min(q, 4)
+			b = append(b, fmt.Sprintf("ld1 {%s}, [x%d]", vlist(r%16, k), i%8))
+			r += 4
+			q -= k
+		}
+		return b
+	},
+	"ldp": func(q int) []string {
+		var b []string
+		for i := 0; q > 0; i++ {
+			if q >= 2 {
+				b = append(b, fmt.Sprintf("ldp q%d, q%d, [x0, #%d]", 2*i%16, 2*i%16+1, 32*i))
+				q -= 2
+			} else {
+				b = append(b, fmt.Sprintf("ldr q%d, [x0, #%d]", 2*i%16, 32*i))
+				q--
+			}
+		}
+		return b
+	},
+}
+
+var floorStores = map[string]func(q int) []string{
+	"st1": func(q int) []string { return storeMix(q, 0) },
+	"stp": func(q int) []string {
+		b := storeMix(q-q%2, q/2)
+		if q%2 != 0 {
+			b = append(b, fmt.Sprintf("str q24, [x16, #%d]", 32*(q/2)))
+		}
+		return b
+	},
+}
+
+// storeMix stores q 128-bit registers, pairs of them by STP q and the
+// rest by ST1.
+func storeMix(q, pairs int) []string {
+	var b []string
+	for i := 0; i < pairs; i++ {
+		b = append(b, fmt.Sprintf("stp q24, q25, [x16, #%d]", 32*i))
+	}
+	q -= 2 * pairs
+	for i := 0; q > 0; i++ {
+		k := min(q, 4)
+		b = append(b, fmt.Sprintf("st1 {%s}, [x%d]", vlist(24, k), 8+i%8))
+		q -= k
+	}
+	return b
+}
+
+// mixBodies are floor bodies for one arm64 build on every core: two
+// iterations of the loop (so that a mix can store half a pair per
+// iteration) storing some register pairs by STP q and the rest by ST1,
+// each named "<load form>/stp <pairs> of <all pairs>" and costing half the
+// cycles it simulates at. The floors' pure forms take the models' fastest
+// store form each, which differs between N1 (ST1) and N2/V1/V2 (STP); a
+// mix is what one build can do between them. Loops with fewer than two
+// stored registers, strided or scalar loops have no mix.
+func mixBodies(body []string, scalar bool) map[string][]string {
+	fc := floorParts(body)
+	q := 2 * fc.storeB / 16
+	if scalar || fc.strided || q < 4 {
+		return nil
+	}
+	forms := map[string][]string{}
+	for ln, lf := range floorLoads {
+		for p := 1; 2*p < q; p++ {
+			b := append(lf(2*fc.loadB/16), storeMix(q, p)...)
+			b = append(append(b, fc.repl...), fc.repl...)
+			b = append(append(b, fc.fp...), fc.fp...)
+			forms[fmt.Sprintf("%s/stp %d of %d", ln, p, q/2)] = b
 		}
 	}
 	return forms
@@ -740,6 +791,10 @@ func (t *tools) simulate(loops []*loop, chain map[string]float64) error {
 			for _, fname := range sortedKeys(forms) {
 				regions = append(regions, region{fmt.Sprintf("l%dfloor_%s", i, strings.ReplaceAll(fname, "/", "_")), forms[fname]})
 			}
+			mixes := mixBodies(l.body, l.scalar)
+			for j, fname := range sortedKeys(mixes) {
+				regions = append(regions, region{fmt.Sprintf("l%dmix%d", i, j), mixes[fname]})
+			}
 		}
 		res, err := t.cycles(c.mcpu, regions)
 		if err != nil {
@@ -747,7 +802,7 @@ func (t *tools) simulate(loops []*loop, chain map[string]float64) error {
 		}
 		for i, k := range keys {
 			l := uniq[k]
-			e := &estimate{raw: res[fmt.Sprintf("l%d", i)]}
+			e := &estimate{raw: res[fmt.Sprintf("l%d", i)], forms: map[string]float64{}}
 			e.fwd = e.raw
 			if v, ok := res[fmt.Sprintf("l%dfwd", i)]; ok {
 				e.fwd = v
@@ -758,6 +813,10 @@ func (t *tools) simulate(loops []*loop, chain map[string]float64) error {
 				if e.floorForm == "" || v < e.floor {
 					e.floor, e.floorForm = v, fname
 				}
+				e.forms[fname] = v
+			}
+			for j, fname := range sortedKeys(mixBodies(l.body, l.scalar)) {
+				e.forms[fname] = res[fmt.Sprintf("l%dmix%d", i, j)] / 2
 			}
 			l.res[c.name] = e
 		}

@@ -160,3 +160,67 @@ func TestRowKernel(t *testing.T) {
 		}
 	}
 }
+
+// A loop storing 4 registers an iteration: two iterations store 8, 4 pairs;
+// the mixes are 1 to 3 of them by STP, the rest by ST1, and repeat the
+// loads and vector ops twice.
+func TestMixBodies(t *testing.T) {
+	body := []string{
+		"ld1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x5], #64",
+		"fmul v0.4s, v0.4s, v26.4s",
+		"st1 { v0.4s, v1.4s, v2.4s, v3.4s }, [x4], #64",
+		"subs x7, x7, #1",
+		"b.ne LOOP",
+	}
+	mixes := mixBodies(body, false)
+	if len(mixes) != 6 {
+		t.Fatalf("mixBodies: %d forms %q, want 6 (ld1, ldp x 1..3 pairs)", len(mixes), sortedKeys(mixes))
+	}
+	want := []string{
+		"ld1 {v0.4s, v1.4s, v2.4s, v3.4s}, [x0]", "ld1 {v4.4s, v5.4s, v6.4s, v7.4s}, [x1]",
+		"stp q24, q25, [x16, #0]", "stp q24, q25, [x16, #32]",
+		"st1 {v24.4s, v25.4s, v26.4s, v27.4s}, [x8]",
+		"fmul v16.4s, v29.4s, v28.4s", "fmul v16.4s, v29.4s, v28.4s",
+	}
+	if got := mixes["ld1/stp 2 of 4"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("mixBodies[ld1/stp 2 of 4] = %q\nwant %q", got, want)
+	}
+	// One stored register: no pair to mix; a scalar loop: none either.
+	if m := mixBodies([]string{"ld1 { v0.4s }, [x5], #16", "st1 { v0.4s }, [x4], #16"}, false); len(m) != 0 {
+		t.Errorf("mixBodies of one stored register = %q, want none", sortedKeys(m))
+	}
+	if m := mixBodies(body, true); len(m) != 0 {
+		t.Errorf("mixBodies of a scalar loop = %q, want none", sortedKeys(m))
+	}
+}
+
+// The best single form minimises the worst ratio to the models' floors:
+// here the models' own floors disagree (N1 st1, the others stp), and a mix
+// is better for all four than either pure form.
+func TestOneBuild(t *testing.T) {
+	cost := map[string][4]float64{ // N1, N2, V1, V2
+		"ld1/st1":        {6, 6, 4, 4},
+		"ld1/stp":        {8, 6, 3.33, 3.33},
+		"ld1/stp 2 of 4": {7, 6, 3.67, 3.67},
+	}
+	l := &loop{res: map[string]*estimate{}}
+	for i, c := range cpus {
+		e := &estimate{forms: map[string]float64{}}
+		for f, v := range cost {
+			e.forms[f] = v[i]
+		}
+		e.floor = min(e.forms["ld1/st1"], e.forms["ld1/stp"])
+		l.res[c.name] = e
+	}
+	form, bound, got := oneBuild(l)
+	if form != "ld1/stp 2 of 4" || bound < 1.1666 || bound > 1.1667 || got["V1"] != 3.67 {
+		t.Errorf("oneBuild = %q, %.4f, %v; want ld1/stp 2 of 4, 1.1667 (N1 7/6), V1 3.67", form, bound, got)
+	}
+	// Equal bounds keep the first form in name order (a pure one).
+	for _, c := range cpus {
+		l.res[c.name].forms["ld1/stp 2 of 4"] = l.res[c.name].forms["ld1/st1"]
+	}
+	if form, _, _ := oneBuild(l); form != "ld1/st1" {
+		t.Errorf("oneBuild with a tie = %q, want ld1/st1", form)
+	}
+}

@@ -691,7 +691,9 @@ func (l *lowering) emitScalarLane(st *ir.Scalar, d arm64asm.VReg) error {
 	case ir.SLoad:
 		// A per-row scalar, or the first element of a row: both at the base.
 		if l.elem(st.Array).Half() {
-			l.loadHalf(st.Array, l.base[st.Array], d, 1, false, true)
+			for _, w := range l.loadHalf(st.Array, l.base[st.Array], d, 1, false, true) {
+				w()
+			}
 			break
 		}
 		fn.FMOVS(arm64asm.Mem{Base: l.base[st.Array]}, d.F())

@@ -138,9 +138,14 @@ func (l *lowering) widen(e ir.Elem, src arm64asm.VArr, d arm64asm.VReg) {
 
 // loadHalf loads width vectors of half array a into the registers from
 // first (a whole group's worth, post-indexed when post), or with scalar
-// one element into first's low lane.
-func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width int, post, scalar bool) {
+// one element into first's low lane. It emits the loads and returns the
+// widenings, vector by vector, for the caller to emit (body interleaves
+// those of adjacent loads).
+func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width int, post, scalar bool) []func() {
 	fn, e := l.fn, l.elem(a)
+	widen := func(src arm64asm.VArr, d arm64asm.VReg) func() {
+		return func() { l.widen(e, src, d) }
+	}
 	switch {
 	case scalar:
 		if post {
@@ -148,8 +153,7 @@ func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width 
 		} else {
 			fn.VLD1Lane(arm64asm.Mem{Base: cur}, first.HLane(0))
 		}
-		l.widen(e, first.H4(), first)
-		return
+		return []func(){widen(first.H4(), first)}
 	case width == 1:
 		list := first.List(1, arm64asm.H4)
 		if post {
@@ -157,16 +161,18 @@ func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width 
 		} else {
 			fn.VLD1(arm64asm.Mem{Base: cur}, list)
 		}
-		l.widen(e, first.H4(), first)
-		return
+		return []func(){widen(first.H4(), first)}
 	case width%2 != 0:
 		l.fail(fmt.Errorf("half load of %d vectors", width))
-		return
+		return nil
 	case !post && width > 8:
 		l.fail(fmt.Errorf("half load of %d vectors without post-indexing", width))
-		return
+		return nil
 	}
-	// LD1 takes at most 4 registers: 8 vectors of 16-bit values.
+	// LD1 takes at most 4 registers: 8 vectors of 16-bit values. A chunk's
+	// staging registers are its own upper half, which no other chunk's
+	// widening writes, so every LD1 may come first.
+	var ws []func()
 	for c := 0; c < width; c += 8 {
 		w := min(8, width-c)
 		g := first + arm64asm.VReg(c)
@@ -182,10 +188,10 @@ func (l *lowering) loadHalf(a int, cur arm64asm.Reg, first arm64asm.VReg, width 
 		// half widens in place, after its low half has been read.
 		for k := range w / 2 {
 			src := stage + arm64asm.VReg(k)
-			l.widen(e, src.H4(), g+arm64asm.VReg(2*k))
-			l.widen(e, src.H8(), g+arm64asm.VReg(2*k+1))
+			ws = append(ws, widen(src.H4(), g+arm64asm.VReg(2*k)), widen(src.H8(), g+arm64asm.VReg(2*k+1)))
 		}
 	}
+	return ws
 }
 
 // bf16Round narrows v's lanes, rounded to bf16, into d (4H, or the upper

@@ -400,6 +400,31 @@ func containsV(vs []ir.V, v ir.V) bool {
 func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 	fn := l.fn
 	s4 := func(r arm64asm.VReg) arm64asm.VArr { return r.S4() }
+	halfLoad := func(i int) bool {
+		op := p.ops[i]
+		return op.Code == ir.VLoad && l.elem(op.Array).Half() && !p.noPost && !p.splat[i] && !p.dead[i]
+	}
+	// Adjacent half loads issue their LD1s first and then widen vector by
+	// vector, alternating between the arrays: vector k of every array is
+	// ready early, so the ops combining them interleave with the
+	// conversions (FCVTL issues on one pipe of N1 and N2) instead of
+	// queueing behind all of them. The loads' groups are disjoint (all are
+	// live until an op after them), so the order changes no value.
+	var widens [][]func()
+	flush := func() {
+		n := 0
+		for _, ws := range widens {
+			n = max(n, len(ws))
+		}
+		for c := 0; c < n; c++ {
+			for _, ws := range widens {
+				if c < len(ws) {
+					ws[c]()
+				}
+			}
+		}
+		widens = nil
+	}
 	for i, op := range p.ops {
 		if p.splat[i] || p.dead[i] {
 			continue
@@ -407,13 +432,20 @@ func (l *lowering) body(p *loopPlan, width, cb int, scalar bool) {
 		a := func(j int) ir.V { return op.Args[j] }
 		cur := p.cursor[op.Array]
 		post := p.final[op.Array] == i && !p.noPost
-		if (op.Code == ir.VLoad || op.Code == ir.VStore) && l.elem(op.Array).Half() && !p.noPost {
-			if op.Code == ir.VLoad {
-				l.loadHalf(op.Array, cur, p.reg[i]+arm64asm.VReg(cb), width, post, scalar)
-			} else {
-				val := func(c int) arm64asm.VReg { return p.vec(a(0), cb+c) }
-				l.storeHalf(op.Array, p.half[i], cur, val, width, post, scalar)
+		if halfLoad(i) {
+			widens = append(widens, l.loadHalf(op.Array, cur, p.reg[i]+arm64asm.VReg(cb), width, post, scalar))
+			next := i + 1
+			for next < len(p.ops) && (p.splat[next] || p.dead[next]) {
+				next++
 			}
+			if scalar || next == len(p.ops) || !halfLoad(next) {
+				flush()
+			}
+			continue
+		}
+		if op.Code == ir.VStore && l.elem(op.Array).Half() && !p.noPost {
+			val := func(c int) arm64asm.VReg { return p.vec(a(0), cb+c) }
+			l.storeHalf(op.Array, p.half[i], cur, val, width, post, scalar)
 			continue
 		}
 		if scalar {
