@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/normgen/normgen/gen"
 	"github.com/normgen/normgen/gen/write"
@@ -42,11 +43,12 @@ func TestVariants(t *testing.T) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
 		cmd.Env = append(append(os.Environ(), "GOFLAGS=-mod=mod"), env...)
+		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out)
 		}
-		t.Logf("%s go %s: ok", strings.Join(env, " "), strings.Join(args, " "))
+		t.Logf("%s go %s: ok (%v)", strings.Join(env, " "), strings.Join(args, " "), time.Since(start).Round(time.Second))
 	}
 	run([]string{"GOARCH=amd64"}, "vet", "./...")
 	run([]string{"GOARCH=arm64"}, "vet", "./...")
@@ -59,9 +61,16 @@ func TestVariants(t *testing.T) {
 		// features switched off.
 		run([]string{"NORMGEN_REQUIRE_ISA=purego"}, "test", "-count=1", "-tags", "purego", "-skip", "LongRows|LongSets", "./...")
 		// The fallbacks through the entry points (the native run checked
-		// every implementation the CPU runs).
-		run([]string{"GODEBUG=cpu.avx512f=off", "NORMGEN_ONLY_ISA=avx2"}, "test", "-count=1", "-skip", "LongRows", "./...")
-		run([]string{"GODEBUG=cpu.avx512f=off,cpu.avx2=off,cpu.fma=off", "NORMGEN_REQUIRE_ISA=purego", "NORMGEN_ONLY_ISA=purego"}, "test", "-count=1", "-skip", "LongRows", "./...")
+		// every implementation the CPU runs, on every input): -short keeps
+		// every entry point and fixed size, on fewer inputs; the long sets
+		// (the dispatched implementation's) run at full length.
+		for _, env := range [][]string{
+			{"GODEBUG=cpu.avx512f=off", "NORMGEN_ONLY_ISA=avx2"},
+			{"GODEBUG=cpu.avx512f=off,cpu.avx2=off,cpu.fma=off", "NORMGEN_REQUIRE_ISA=purego", "NORMGEN_ONLY_ISA=purego"},
+		} {
+			run(env, "test", "-count=1", "-short", "-skip", "LongRows|LongSets|LongReductions", "./...")
+			run(env, "test", "-count=1", "-run", "LongSets|LongReductions", "./...")
+		}
 	}
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	switch {

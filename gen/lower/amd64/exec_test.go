@@ -1,6 +1,7 @@
 package amd64
 
 import (
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -96,6 +97,28 @@ func testFuncs(ks []*ir.Kernel) []target.Func {
 	return fs
 }
 
+// executeSource is TestExecute's functions and their assembly, generated
+// once per process: TestDeterministic compares a second generation with
+// it rather than generating the 1250 functions twice more.
+func executeSource(t testing.TB) ([]target.Func, []byte) {
+	t.Helper()
+	executeOnce.Do(func() {
+		executeFuncs = testFuncs(buildKernels(t))
+		executeSrc, executeErr = Generate(testHeader, executeFuncs)
+	})
+	if executeErr != nil {
+		t.Fatal(executeErr)
+	}
+	return executeFuncs, executeSrc
+}
+
+var (
+	executeOnce  sync.Once
+	executeFuncs []target.Func
+	executeSrc   []byte
+	executeErr   error
+)
+
 // runs reports whether this CPU runs f; the others are assembled and
 // vetted only.
 func runs(f target.Func) bool {
@@ -117,11 +140,7 @@ func TestExecute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a scratch module")
 	}
-	funcs := testFuncs(buildKernels(t))
-	src, err := Generate(testHeader, funcs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	funcs, src := executeSource(t)
 	suite := lowertest.RowSuite{Sizes: testSizes, Rows: testRows, LongKernels: longKernels, LongSizes: longSizes, LongRows: longRows, Runs: runs}
 	cases, _ := suite.Cases(t, funcs)
 	lowertest.Host("amd64").Execute(t, src, funcs, cases)
