@@ -14074,26 +14074,38 @@ nopf:
 
 pfset:
 	MOVQ R9, (SP)
-	CMPQ SI, $+64
+	CMPQ SI, $+128
 	JB   blocks
 
 group:
-	// a group of 4 blocks, 64 rows
+	// a group of 8 blocks, 128 rows
 	// pass 1 over the block's rows: acc0 += dy*(x*rstd)
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	CMPQ   DI, $+64
-	JBE    gloop0short
 	VPXORD Z4, Z4, Z4
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
+	CMPQ   DI, $+64
+	JBE    gloop0short
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
 
 gloop0short:
 	XORQ    R9, R9
@@ -14110,30 +14122,54 @@ gloop0:
 	PREFETCHT0 64(CX)(R11*1)
 	PREFETCHT0 128(CX)(R11*1)
 	PREFETCHT0 192(CX)(R11*1)
+	PREFETCHT0 256(CX)(R11*1)
+	PREFETCHT0 320(CX)(R11*1)
+	PREFETCHT0 384(CX)(R11*1)
+	PREFETCHT0 448(CX)(R11*1)
 	PREFETCHT0 (DX)(R11*1)
 	PREFETCHT0 64(DX)(R11*1)
 	PREFETCHT0 128(DX)(R11*1)
 	PREFETCHT0 192(DX)(R11*1)
+	PREFETCHT0 256(DX)(R11*1)
+	PREFETCHT0 320(DX)(R11*1)
+	PREFETCHT0 384(DX)(R11*1)
+	PREFETCHT0 448(DX)(R11*1)
 	ADDQ       R8, R11
 
 gloop0fetched:
-	VMOVUPS      (CX)(R10*1), Z12
-	VMOVUPS      (DX)(R10*1), Z13
-	VBROADCASTSS (BX)(R9*4), Z14
-	VMULPS       Z14, Z13, Z13
-	VFMADD231PS  Z13, Z12, Z0
-	VMOVUPS      64(CX)(R10*1), Z12
-	VMOVUPS      64(DX)(R10*1), Z13
-	VMULPS       Z14, Z13, Z13
-	VFMADD231PS  Z13, Z12, Z1
-	VMOVUPS      128(CX)(R10*1), Z12
-	VMOVUPS      128(DX)(R10*1), Z13
-	VMULPS       Z14, Z13, Z13
-	VFMADD231PS  Z13, Z12, Z2
-	VMOVUPS      192(CX)(R10*1), Z12
-	VMOVUPS      192(DX)(R10*1), Z13
-	VMULPS       Z14, Z13, Z13
-	VFMADD231PS  Z13, Z12, Z3
+	VMOVUPS      (CX)(R10*1), Z24
+	VMOVUPS      (DX)(R10*1), Z25
+	VBROADCASTSS (BX)(R9*4), Z26
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z0
+	VMOVUPS      64(CX)(R10*1), Z24
+	VMOVUPS      64(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z1
+	VMOVUPS      128(CX)(R10*1), Z24
+	VMOVUPS      128(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z2
+	VMOVUPS      192(CX)(R10*1), Z24
+	VMOVUPS      192(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z3
+	VMOVUPS      256(CX)(R10*1), Z24
+	VMOVUPS      256(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z4
+	VMOVUPS      320(CX)(R10*1), Z24
+	VMOVUPS      320(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z5
+	VMOVUPS      384(CX)(R10*1), Z24
+	VMOVUPS      384(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z6
+	VMOVUPS      448(CX)(R10*1), Z24
+	VMOVUPS      448(DX)(R10*1), Z25
+	VMULPS       Z26, Z25, Z25
+	VFMADD231PS  Z25, Z24, Z7
 	INCQ         R9
 	ADDQ         R8, R10
 	CMPQ         R9, R12
@@ -14142,26 +14178,42 @@ gloop0fetched:
 	JAE          gloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z8, Z8
+	VADDPS Z0, Z16, Z16
 	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z9, Z9
+	VADDPS Z1, Z17, Z17
 	VPXORD Z1, Z1, Z1
-	VADDPS Z2, Z10, Z10
+	VADDPS Z2, Z18, Z18
 	VPXORD Z2, Z2, Z2
-	VADDPS Z3, Z11, Z11
+	VADDPS Z3, Z19, Z19
 	VPXORD Z3, Z3, Z3
+	VADDPS Z4, Z20, Z20
+	VPXORD Z4, Z4, Z4
+	VADDPS Z5, Z21, Z21
+	VPXORD Z5, Z5, Z5
+	VADDPS Z6, Z22, Z22
+	VPXORD Z6, Z6, Z6
+	VADDPS Z7, Z23, Z23
+	VPXORD Z7, Z7, Z7
 	TESTQ  $+4095, R9
 	JNZ    gloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z8, Z4, Z4
-	VPXORD Z8, Z8, Z8
-	VADDPS Z9, Z5, Z5
-	VPXORD Z9, Z9, Z9
-	VADDPS Z10, Z6, Z6
-	VPXORD Z10, Z10, Z10
-	VADDPS Z11, Z7, Z7
-	VPXORD Z11, Z11, Z11
+	VADDPS Z16, Z8, Z8
+	VPXORD Z16, Z16, Z16
+	VADDPS Z17, Z9, Z9
+	VPXORD Z17, Z17, Z17
+	VADDPS Z18, Z10, Z10
+	VPXORD Z18, Z18, Z18
+	VADDPS Z19, Z11, Z11
+	VPXORD Z19, Z19, Z19
+	VADDPS Z20, Z12, Z12
+	VPXORD Z20, Z20, Z20
+	VADDPS Z21, Z13, Z13
+	VPXORD Z21, Z21, Z21
+	VADDPS Z22, Z14, Z14
+	VPXORD Z22, Z22, Z22
+	VADDPS Z23, Z15, Z15
+	VPXORD Z23, Z23, Z23
 
 gloop0next:
 	ADDQ    $+64, R12
@@ -14173,14 +14225,22 @@ gloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    gloop0summed
-	VADDPS Z4, Z8, Z8
-	VADDPS Z8, Z0, Z0
-	VADDPS Z5, Z9, Z9
-	VADDPS Z9, Z1, Z1
-	VADDPS Z6, Z10, Z10
-	VADDPS Z10, Z2, Z2
-	VADDPS Z7, Z11, Z11
-	VADDPS Z11, Z3, Z3
+	VADDPS Z8, Z16, Z16
+	VADDPS Z16, Z0, Z0
+	VADDPS Z9, Z17, Z17
+	VADDPS Z17, Z1, Z1
+	VADDPS Z10, Z18, Z18
+	VADDPS Z18, Z2, Z2
+	VADDPS Z11, Z19, Z19
+	VADDPS Z19, Z3, Z3
+	VADDPS Z12, Z20, Z20
+	VADDPS Z20, Z4, Z4
+	VADDPS Z13, Z21, Z21
+	VADDPS Z21, Z5, Z5
+	VADDPS Z14, Z22, Z22
+	VADDPS Z22, Z6, Z6
+	VADDPS Z15, Z23, Z23
+	VADDPS Z23, Z7, Z7
 
 gloop0summed:
 	// s0 = sum(dy*(x*rstd))
@@ -14189,11 +14249,15 @@ gloop0summed:
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
 	VMOVUPS Z3, 192(AX)
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+256, DX
-	SUBQ    $+64, SI
-	CMPQ    SI, $+64
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $+512, AX
+	ADDQ    $+512, CX
+	ADDQ    $+512, DX
+	SUBQ    $+128, SI
+	CMPQ    SI, $+128
 	JAE     group
 
 blocks:
@@ -14206,8 +14270,8 @@ block:
 	VPXORD Z0, Z0, Z0
 	CMPQ   DI, $+64
 	JBE    bloop0short
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
 
 bloop0short:
 	XORQ    R9, R9
@@ -14238,14 +14302,14 @@ bloop0fetched:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z16, Z16
+	VADDPS Z0, Z28, Z28
 	VPXORD Z0, Z0, Z0
 	TESTQ  $+4095, R9
 	JNZ    bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z16, Z15, Z15
-	VPXORD Z16, Z16, Z16
+	VADDPS Z28, Z27, Z27
+	VPXORD Z28, Z28, Z28
 
 bloop0next:
 	ADDQ    $+64, R12
@@ -14257,8 +14321,8 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    bloop0summed
-	VADDPS Z15, Z16, Z16
-	VADDPS Z16, Z0, Z0
+	VADDPS Z27, Z28, Z28
+	VADDPS Z28, Z0, Z0
 
 bloop0summed:
 	// s0 = sum(dy*(x*rstd))
@@ -14285,8 +14349,8 @@ tail:
 	VPXORD Z0, Z0, Z0
 	CMPQ   DI, $+64
 	JBE    tloop0short
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
 
 tloop0short:
 	XORQ    SI, SI
@@ -14309,14 +14373,14 @@ tloop0:
 	JAE          tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z18, Z18
+	VADDPS Z0, Z30, Z30
 	VPXORD Z0, Z0, Z0
 	TESTQ  $+4095, SI
 	JNZ    tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS Z18, Z17, Z17
-	VPXORD Z18, Z18, Z18
+	VADDPS Z30, Z29, Z29
+	VPXORD Z30, Z30, Z30
 
 tloop0next:
 	ADDQ    $+64, R10
@@ -14328,8 +14392,8 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ   DI, $+64
 	JBE    tloop0summed
-	VADDPS Z17, Z18, Z18
-	VADDPS Z18, Z0, Z0
+	VADDPS Z29, Z30, Z30
+	VADDPS Z30, Z0, Z0
 
 tloop0summed:
 	// s0 = sum(dy*(x*rstd))

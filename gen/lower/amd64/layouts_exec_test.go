@@ -30,8 +30,8 @@ var (
 // super-chunks too): exactly one chunk (64), the last chunk one element
 // (65, 513, 4097), partial (100, 1100, 5000) or whole (1024, 4096, 4160);
 // 4097 and 5000 add a second super-chunk, one element of it or a partial
-// one. 70 and 64 rows are an AVX-512 group (70: none of its blocks and a
-// tail), AVX2 groups; 17 rows an AVX2 group or an AVX-512 block, and a
+// one. 134 and 128 rows are an AVX-512 group (134: none of its blocks and
+// a tail), AVX2 groups; 17 rows an AVX2 group or an AVX-512 block, and a
 // tail. Each has fewer data variants (its files are large): the NaN trips
 // a guard in a group or block, "huge" in the tail.
 var columnLong = []struct {
@@ -39,13 +39,13 @@ var columnLong = []struct {
 	variants []string
 }{
 	{layoutShape{16, ir.Shape{H: 64, Stride: 16}}, []string{""}},
-	{layoutShape{70, ir.Shape{H: 65, Stride: 70}}, []string{"", "nan", "huge"}},
+	{layoutShape{134, ir.Shape{H: 65, Stride: 134}}, []string{"", "nan", "huge"}},
 	{layoutShape{17, ir.Shape{H: 100, Stride: 20}}, []string{"", "nan"}},
-	{layoutShape{70, ir.Shape{H: 513, Stride: 70}}, []string{"", "nan", "huge"}},
+	{layoutShape{134, ir.Shape{H: 513, Stride: 134}}, []string{"", "nan", "huge"}},
 	{layoutShape{17, ir.Shape{H: 1100, Stride: 20}}, []string{"", "nan"}},
 	{layoutShape{33, ir.Shape{H: 1024, Stride: 33}}, []string{""}},
 	{layoutShape{16, ir.Shape{H: 4096, Stride: 16}}, []string{""}},
-	{layoutShape{64, ir.Shape{H: 4097, Stride: 64}}, []string{""}},
+	{layoutShape{128, ir.Shape{H: 4097, Stride: 128}}, []string{""}},
 	{layoutShape{17, ir.Shape{H: 4160, Stride: 17}}, []string{"", "huge"}},
 	{layoutShape{17, ir.Shape{H: 5000, Stride: 18}}, []string{"", "nan"}},
 }
@@ -74,7 +74,7 @@ var segmentLong = []struct {
 // and lowertest.GuardStats in
 // the layout (one-sided guards: infinite bounds). lowertest.SumsC has five
 // sums in one loop: the chunk totals of a group do not fit in registers
-// beside the chunks' (AVX2: 2 blocks of 5 and 5 YMM; AVX-512: 4 blocks of
+// beside the chunks' (AVX2: 2 blocks of 5 and 5 YMM; AVX-512: 8 blocks of
 // 5 and 5 ZMM), so they go to the frame. lowertest.ReadTwice loads each
 // array twice in one loop.
 func layoutKernels(t testing.TB) (columns, segments []*ir.Kernel) {
@@ -369,10 +369,18 @@ func batchNormColumns(t *testing.T) []*ir.Kernel {
 	return []*ir.Kernel{fwd, bw.Columns}
 }
 
+// columnGroup is the group header of the Columns kernels on isa.
+func columnGroup(isa target.ISA) string {
+	if isa == target.AVX512 {
+		return fmt.Sprintf("// a group of %d blocks,", columnGroupAVX512)
+	}
+	return fmt.Sprintf("// a group of %d blocks,", columnGroupAVX2)
+}
+
 // TestColumnGroups: BatchNorm's Columns kernels, forward and backward, keep
-// whole groups of 4 blocks on AVX2 as on AVX-512 (with AVX2's 16
-// registers, their per-row scalars go to the frame rather than the group
-// being halved): each step down the rows then reads whole cache lines.
+// whole groups of 4 blocks on AVX2 and of 8 on AVX-512 (their per-row
+// scalars go to the frame rather than the group being halved): each step
+// down the rows then reads whole cache lines, 8 of each array on AVX-512.
 func TestColumnGroups(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range batchNormColumns(t) {
@@ -381,8 +389,8 @@ func TestColumnGroups(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
-			if !strings.Contains(string(text), "// a group of 4 blocks,") {
-				t.Errorf("%s: no group of 4 blocks", f.Name())
+			if !strings.Contains(string(text), columnGroup(isa)) {
+				t.Errorf("%s: no %q", f.Name(), columnGroup(isa))
 			}
 		}
 	}
@@ -403,8 +411,9 @@ func TestColumnPrefetch(t *testing.T) {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
 			src := string(text)
-			group, _, _ := strings.Cut(src[strings.Index(src, "// a group of 4 blocks,"):], "\nblocks:")
-			lines := 4 * isa.Desc().VectorBytes / 64 // of one row array per group element
+			group, _, _ := strings.Cut(src[strings.Index(src, columnGroup(isa)):], "\nblocks:")
+			g := map[target.ISA]int{target.AVX2: columnGroupAVX2, target.AVX512: columnGroupAVX512}[isa]
+			lines := g * isa.Desc().VectorBytes / 64 // of one row array per group element
 			var loops []*ir.Loop
 			for _, st := range k.Body {
 				if loop, ok := st.(*ir.Loop); ok {
@@ -460,11 +469,11 @@ func TestColumnPrefetch(t *testing.T) {
 // ntShapes are Columns shapes whose stride is a whole number of vectors
 // on both ISAs (16 floats), so that with a page-aligned output (the
 // kit's page-start placement) and the threshold at 0 the output pass
-// streams: groups, blocks and a masked tail (70 rows), sums in chunks
-// (H 65 and 100).
+// streams: groups, blocks and a masked tail (134 rows: an AVX-512 group,
+// AVX2 groups), sums in chunks (H 65 and 100).
 var ntShapes = []layoutShape{
 	{16, ir.Shape{H: 3, Stride: 16}},
-	{70, ir.Shape{H: 65, Stride: 80}},
+	{134, ir.Shape{H: 65, Stride: 144}},
 	{33, ir.Shape{H: 100, Stride: 48}},
 	{5, ir.Shape{H: 17, Stride: 16}},
 }
