@@ -86,11 +86,13 @@ func compile(f target.Func) ([]byte, error) {
 		return result{text, block, next, l.hoisted}, irpass.Pressure(err)
 	}, func(c config, r result) (config, bool) {
 		switch {
-		case r.hoisted && c.hoistCut < maxHoistCut:
-			// Fewer frame scalars held across the loops first.
-			return config{c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut + 1}, true
 		case r.next > 0:
+			// Sums in the frame first: each step is one attempt, and
+			// they cost little (touched once a chunk).
 			return config{c.maxBlock, r.next, c.noPrefetch, 0}, true
+		case r.hoisted && c.hoistCut < maxHoistCut:
+			// Then fewer frame scalars held across the loops.
+			return config{c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut + 1}, true
 		case !c.noPrefetch && f.Kernel.Layout == ir.Columns:
 			return config{c.maxBlock, 0, true, 0}, true
 		case r.block == 1:
@@ -109,7 +111,13 @@ func compile(f target.Func) ([]byte, error) {
 func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 	file := avoir.NewFile()
 	file.AddSection(fn)
-	if err := pass.Compile.Execute(file); err != nil {
+	if err := beforeAllocation.Execute(file); err != nil {
+		return nil, err
+	}
+	if err := liveBound(fn, isa); err != nil {
+		return nil, err
+	}
+	if err := fromAllocation.Execute(file); err != nil {
 		return nil, err
 	}
 	if err := checkRegisters(fn, isa); err != nil {
@@ -132,6 +140,58 @@ func finish(fn *avoir.Function, isa target.ISA) ([]byte, error) {
 		return nil, fmt.Errorf("avo output has no textflag.h include")
 	}
 	return body, nil
+}
+
+// avo's pass.Compile (v0.6.0), split before register allocation: most of
+// an attempt that runs out of registers goes on the allocator, and
+// liveBound can refuse it from the liveness alone.
+var (
+	beforeAllocation = pass.Concat(
+		pass.FunctionPass(pass.PruneJumpToFollowingLabel),
+		pass.FunctionPass(pass.PruneDanglingLabels),
+		pass.FunctionPass(pass.LabelTarget),
+		pass.FunctionPass(pass.CFG),
+		pass.InstructionPass(pass.ZeroExtend32BitOutputs),
+		pass.FunctionPass(pass.Liveness),
+	)
+	fromAllocation = pass.Concat(
+		pass.FunctionPass(pass.AllocateRegisters),
+		pass.FunctionPass(pass.BindRegisters),
+		pass.FunctionPass(pass.VerifyAllocation),
+		pass.FunctionPass(pass.EnsureBasePointerCalleeSaved),
+		pass.Func(pass.IncludeTextFlagHeader),
+		pass.FunctionPass(pass.PruneSelfMoves),
+		pass.FunctionPass(pass.RequiredISAExtensions),
+	)
+)
+
+// liveBound refuses a function that keeps more vectors live after some
+// instruction than the ISA has registers. Vectors defined on every path
+// before that point all interfere with each other there (the later
+// definition sees the others live), so neither avo's allocator, which
+// does not spill, nor the register guard would let the function through:
+// the bound only saves the allocator's time. Vectors live at the entry
+// are left out: avo counts the upper half of a vector written through
+// its low half as live from the entry, and that half need not interfere.
+func liveBound(fn *avoir.Function, isa target.ISA) error {
+	insts := fn.Instructions()
+	if len(insts) == 0 {
+		return nil
+	}
+	atEntry := insts[0].LiveIn.OfKind(reg.KindVector)
+	limit := isa.Desc().VectorRegs
+	for _, inst := range insts {
+		n := 0
+		for id := range inst.LiveOut.OfKind(reg.KindVector) {
+			if _, phantom := atEntry[id]; !phantom {
+				n++
+			}
+		}
+		if n > limit {
+			return fmt.Errorf("register guard: %d vectors live at once after %s; the function targets %s, which has %d (too many live vectors)", n, inst.Opcode, isa, limit)
+		}
+	}
+	return nil
 }
 
 // checkRegisters is the register guard. avo's allocator draws from all 32

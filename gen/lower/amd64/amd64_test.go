@@ -9,6 +9,7 @@ import (
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/gotypes"
+	"github.com/mmcloughlin/avo/operand"
 	avoir "github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/mmcloughlin/avo/x86"
@@ -113,8 +114,9 @@ func wideKernel(t *testing.T, n int) *ir.Kernel {
 	return k
 }
 
-// TestRegisterGuard: an AVX2 function needing 20 live vectors gets Y16+
-// from avo's allocator, and Generate must refuse it, naming the function.
+// TestRegisterGuard: an AVX2 function needing 20 live vectors would get
+// Y16+ from avo's allocator, and Generate must refuse it, naming the
+// function (the liveness bound does, before the allocator runs).
 // The same kernel is fine for AVX-512, and 12 live vectors fit AVX2.
 func TestRegisterGuard(t *testing.T) {
 	wide := wideKernel(t, 20)
@@ -171,6 +173,54 @@ func TestRegisterGuardDirect(t *testing.T) {
 	}
 	if _, err := finish(build("avx2X17", addS), target.AVX2); err == nil || !strings.Contains(err.Error(), "X17") {
 		t.Errorf("VADDSS on X17 in AVX2 code: error %v", err)
+	}
+}
+
+// TestLiveBound: n vectors loaded, then summed, are all live after the
+// last load; the bound refuses 17 on AVX2 and 33 on AVX-512 before the
+// allocator runs, and lets 16 and 32 through to it (which fits them).
+func TestLiveBound(t *testing.T) {
+	build := func(n int, isa target.ISA) *avoir.Function {
+		fn := avoir.NewFunction(fmt.Sprintf("live%d", n))
+		fn.Attributes = attr.NOSPLIT
+		fn.SetSignature(gotypes.NewSignatureVoid())
+		add := func(i *avoir.Instruction, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn.AddInstruction(i)
+		}
+		regs := reg.NewCollection()
+		vs := make([]reg.VecVirtual, n)
+		for i := range vs {
+			vs[i] = regs.YMM()
+			if isa == target.AVX512 {
+				vs[i] = regs.ZMM()
+			}
+			add(x86.VMOVUPS(operand.Mem{Base: reg.RAX, Disp: 64 * i}, vs[i]))
+		}
+		for i := 1; i < n; i++ {
+			add(x86.VADDPS(vs[i], vs[0], vs[0]))
+		}
+		add(x86.VMOVUPS(vs[0], operand.Mem{Base: reg.RAX}))
+		add(x86.RET())
+		return fn
+	}
+	for _, c := range []struct {
+		isa    target.ISA
+		n      int
+		refuse bool
+	}{
+		{target.AVX2, 16, false}, {target.AVX2, 17, true},
+		{target.AVX512, 32, false}, {target.AVX512, 33, true},
+	} {
+		_, err := finish(build(c.n, c.isa), c.isa)
+		switch {
+		case c.refuse && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d vectors live", c.n))):
+			t.Errorf("%s, %d live vectors: error %v, want the liveness bound", c.isa, c.n, err)
+		case !c.refuse && err != nil:
+			t.Errorf("%s, %d live vectors: %v", c.isa, c.n, err)
+		}
 	}
 }
 
