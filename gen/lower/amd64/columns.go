@@ -12,6 +12,7 @@ import (
 
 	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/pass"
+	"github.com/normgen/normgen/gen/target"
 )
 
 // columnLowering lowers a kernel of layout ir.Columns across rows: row r's
@@ -82,11 +83,28 @@ const (
 // page and TLB entry per step once the stride passes 4 KiB). Measured on
 // AMD EPYC (Zen 5, BatchNorm's backward over [N, C], 32 MiB): 8 blocks
 // against 4 took C = 4096 and 8192 from about 1.9x to 1.4x the copy, 2
-// blocks to 3x; AVX2 keeps 4 (8 do not fit its registers).
+// blocks to 3x; AVX2 keeps 4 (8 do not fit its registers). A fixed
+// element count (ConvNeXt's channels, at most a few thousand elements a
+// column) keeps AVX-512 at 4: its columns stay in cache, and 4 blocks keep
+// its per-row scalars in registers, where 8 put them in the frame and
+// were 2-2.7x slower over 196 positions (generated benchmarks).
 const (
-	columnGroupAVX512 = 8
-	columnGroupAVX2   = 4
+	columnGroupAVX512      = 8
+	columnGroupAVX512Fixed = 4
+	columnGroupAVX2        = 4
 )
+
+// columnBlocks is the blocks per group on isa, for an element count of h
+// (0: any).
+func columnBlocks(isa target.ISA, h int) int {
+	switch {
+	case isa.Desc().VectorRegs < 32:
+		return columnGroupAVX2
+	case h > 0:
+		return columnGroupAVX512Fixed
+	}
+	return columnGroupAVX512
+}
 
 // columns lowers the whole function: groups of blocks while there are
 // that many rows, blocks of lanes rows while there are that many, then
@@ -142,10 +160,7 @@ func (l *lowering) columns(limit int) int {
 	c.planColumnNT()
 	c.columnNTGate()
 	w := l.lanes
-	g := columnGroupAVX2
-	if l.isa.VectorRegs >= 32 {
-		g = columnGroupAVX512
-	}
+	g := columnBlocks(l.f.ISA, l.f.H)
 	if limit > 0 {
 		g = min(g, limit)
 	}

@@ -369,18 +369,17 @@ func batchNormColumns(t *testing.T) []*ir.Kernel {
 	return []*ir.Kernel{fwd, bw.Columns}
 }
 
-// columnGroup is the group header of the Columns kernels on isa.
+// columnGroup is the group header of the Columns kernels of any element
+// count on isa.
 func columnGroup(isa target.ISA) string {
-	if isa == target.AVX512 {
-		return fmt.Sprintf("// a group of %d blocks,", columnGroupAVX512)
-	}
-	return fmt.Sprintf("// a group of %d blocks,", columnGroupAVX2)
+	return fmt.Sprintf("// a group of %d blocks,", columnBlocks(isa, 0))
 }
 
 // TestColumnGroups: BatchNorm's Columns kernels, forward and backward, keep
 // whole groups of 4 blocks on AVX2 and of 8 on AVX-512 (their per-row
 // scalars go to the frame rather than the group being halved): each step
-// down the rows then reads whole cache lines, 8 of each array on AVX-512.
+// down the rows then reads whole cache lines, 8 of each array on AVX-512;
+// at a fixed element count, 4 blocks on both.
 func TestColumnGroups(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range batchNormColumns(t) {
@@ -391,6 +390,15 @@ func TestColumnGroups(t *testing.T) {
 			}
 			if !strings.Contains(string(text), columnGroup(isa)) {
 				t.Errorf("%s: no %q", f.Name(), columnGroup(isa))
+			}
+			// A fixed element count keeps groups of 4 on AVX-512 too.
+			f.H = 96
+			text, err = compile(f)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			if want := "// a group of 4 blocks,"; !strings.Contains(string(text), want) {
+				t.Errorf("%s: no %q", f.Name(), want)
 			}
 		}
 	}
@@ -412,7 +420,7 @@ func TestColumnPrefetch(t *testing.T) {
 			}
 			src := string(text)
 			group, _, _ := strings.Cut(src[strings.Index(src, columnGroup(isa)):], "\nblocks:")
-			g := map[target.ISA]int{target.AVX2: columnGroupAVX2, target.AVX512: columnGroupAVX512}[isa]
+			g := columnBlocks(isa, 0)
 			lines := g * isa.Desc().VectorBytes / 64 // of one row array per group element
 			var loops []*ir.Loop
 			for _, st := range k.Body {
