@@ -142,7 +142,6 @@ func TestRowChunks(t *testing.T) {
 	exitFold := "the leftovers would make the last chunk too long"
 	super := fmt.Sprintf("%d chunks done: the totals into the super-totals", ir.SumTotal)
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
-		lanes := map[target.ISA]int{target.AVX2: 8, target.AVX512: 16}[isa]
 		for _, k := range []*ir.Kernel{ks[0], ks[2]} {
 			for _, h := range []int{0, 768, 1024, 2048, 3072, 4096, 4100, 5000, 8192, 65536, 1 << 20} {
 				for _, nt := range []bool{false, true} {
@@ -159,8 +158,12 @@ func TestRowChunks(t *testing.T) {
 					if m := regexp.MustCompile(`// blocks of (\d+) rows`).FindStringSubmatch(src); m != nil {
 						fmt.Sscan(m[1], &block)
 					}
-					nvec := h / lanes
-					if isa == target.AVX512 && h%lanes != 0 {
+					d := isa.Desc()
+					if sd := streamingDesc(f); sd != nil {
+						d = sd // the AVX2 body (ymmStreamMinH)
+					}
+					nvec := h / d.Lanes
+					if d.MaskRegs > 0 && h%d.Lanes != 0 {
 						nvec++
 					}
 					nacc := max(1, min(unroll, nvec)/block)

@@ -289,21 +289,26 @@ func TestNonTemporal(t *testing.T) {
 		kernel    *ir.Kernel
 		h         int
 		isa       target.ISA
-		nt        int // VMOVNTPS instructions
-		prefetchs int // PREFETCHT1 instructions
-		streams   int // arrays prefetched
+		nt        int  // VMOVNTPS instructions
+		prefetchs int  // PREFETCHT1 instructions
+		streams   int  // arrays prefetched
+		ymm       bool // an AVX-512 function lowered with the AVX2 body (ymmStreamMinH)
 	}{
 		// LayerNorm: a block loop of 4 and 3 more vectors in the
 		// shifted loop; a line per block in loop 1 and both versions of
 		// loop 2.
-		{ks[0], 4096, target.AVX2, 4 + 3, 3, 1},
-		{ks[0], 4096, target.AVX512, 4 + 3, 6, 1}, // 2 lines per block
-		{ks[2], 768, target.AVX2, 4 + 3, 4, 1},    // RMSNorm: 2 lines per block, both versions of loop 1
-		{ks[2], 768, target.AVX512, 4 + 3, 8, 1},
-		{ks[5], 768, target.AVX2, 2 * (4 + 3), 6, 2}, // AddLayerNormSum: dst and sum; x and f prefetched
-		{ks[0], 0, target.AVX2, 4 + 1, 4, 1},         // run-time h: blocks of 4, then vectors one by one; loop 1 for short rows and in chunks
-		{ks[0], 64, target.AVX2, 7, 0, 1},            // 8 vectors, one block loop: no prefetch
-		{ks[0], 64, target.AVX512, 3, 0, 1},
+		{ks[0], 4096, target.AVX2, 4 + 3, 3, 1, false},
+		{ks[0], 2048, target.AVX512, 4 + 3, 6, 1, false}, // 2 lines per block
+		{ks[0], 4096, target.AVX512, 4 + 3, 3, 1, true},  // three passes from ymmStreamMinH: AVX2's body
+		{ks[0], 8192, target.AVX512, 4 + 3, 3, 1, true},
+		{ks[2], 768, target.AVX2, 4 + 3, 4, 1, false}, // RMSNorm: 2 lines per block, both versions of loop 1
+		{ks[2], 768, target.AVX512, 4 + 3, 8, 1, false},
+		{ks[2], 4096, target.AVX512, 4 + 3, 8, 1, false},    // two passes: 512-bit at any size
+		{ks[5], 768, target.AVX2, 2 * (4 + 3), 6, 2, false}, // AddLayerNormSum: dst and sum; x and f prefetched
+		{ks[5], 4096, target.AVX512, 2 * (4 + 3), 6, 2, true},
+		{ks[0], 0, target.AVX2, 4 + 1, 4, 1, false}, // run-time h: blocks of 4, then vectors one by one; loop 1 for short rows and in chunks
+		{ks[0], 64, target.AVX2, 7, 0, 1, false},    // 8 vectors, one block loop: no prefetch
+		{ks[0], 64, target.AVX512, 3, 0, 1, false},
 	} {
 		nt := target.Func{Kernel: c.kernel.StreamingForm(), H: c.h, ISA: c.isa, NT: true} // as target.Plan
 		twin := target.Func{Kernel: c.kernel, H: c.h, ISA: c.isa}
@@ -318,8 +323,11 @@ func TestNonTemporal(t *testing.T) {
 			t.Errorf("%s: %d VMOVNTPS, want %d", nt.Name(), n, c.nt)
 		}
 		edge := `(?m)^\s+VMASKMOVPS\s`
-		if c.isa == target.AVX512 {
+		if c.isa == target.AVX512 && !c.ymm {
 			edge = `(?m)^\s+VMOVUPS\s+Z\d+, K\d+, `
+		}
+		if zmm, want := count(text, `\bZ\d+\b`) > 0, c.isa == target.AVX512 && !c.ymm; zmm != want {
+			t.Errorf("%s: ZMM registers %v, want %v", nt.Name(), zmm, want)
 		}
 		outs := strings.Count(c.kernel.Name, "Sum") + 1 // dst, and sum when stored
 		if n, want := count(text, edge), 2*outs; n != want {

@@ -150,6 +150,9 @@ func lowerWith(f target.Func, maxBlock int, stackSums int, noPrefetch bool, hois
 	}
 	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch, hoistCut: hoistCut}
 	l.isa = f.ISA.Desc()
+	if d := streamingDesc(f); d != nil {
+		l.isa = d
+	}
 	if l.isa.GOARCH != "amd64" || (l.isa.VectorBytes != 32 && l.isa.VectorBytes != 64) {
 		return nil, 0, 0, nil, fmt.Errorf("ISA %s is not an amd64 vector target (want %s or %s)", f.ISA, target.AVX512, target.AVX2)
 	}

@@ -15,6 +15,38 @@ import (
 // rather than the caches: non-temporal stores (NT variants) and software
 // prefetching of the rows ahead.
 
+// ymmStreamMinH is the shortest fixed row from which the AVX-512 NT
+// variant of a float32 row kernel of three or more passes (LayerNorm and
+// its fused forms) takes the AVX2 body: 256-bit vectors, no masks.
+// Measured from DRAM on Zen 5, their 512-bit body was 2-9% slower than
+// the AVX2 one at H = 4096 and 8192, where two-pass kernels (RMSNorm) and
+// H = 768 gain from it. Rows from the caches never take an NT variant.
+const ymmStreamMinH = 4096
+
+// streamingDesc is the descriptor that f, an NT variant, is lowered with
+// when it is not f.ISA's own (see ymmStreamMinH), else nil. The function
+// keeps f.ISA's name, dispatch and register guard.
+func streamingDesc(f target.Func) *target.Desc {
+	d := f.ISA.Desc()
+	k := f.Kernel
+	if !f.NT || k.Layout != ir.Rows || d.VectorBytes != 64 || f.H < ymmStreamMinH || target.KernelElem(k) != ir.F32 {
+		return nil
+	}
+	passes := 0
+	for _, st := range k.Body {
+		if _, ok := st.(*ir.Loop); ok {
+			passes++
+		}
+	}
+	if passes < 3 {
+		return nil
+	}
+	n := *d
+	a := target.AVX2.Desc()
+	n.Lanes, n.VectorBytes, n.VectorRegs, n.MaskRegs = a.Lanes, a.VectorBytes, a.VectorRegs, a.MaskRegs
+	return &n
+}
+
 // lineBytes is the cache line size.
 const lineBytes = 64
 
