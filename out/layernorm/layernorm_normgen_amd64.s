@@ -4337,7 +4337,7 @@ done:
 	RET
 
 // func avx512LayerNorm4096NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512F, CMOV, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·layernormAvx512LayerNorm4096NT(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -4345,11 +4345,11 @@ TEXT ·layernormAvx512LayerNorm4096NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	ANDQ  $+63, DI
+	ANDQ  $+31, DI
 	TESTQ $0x00000003, DI
 	JNZ   nostream
 	NEGQ  DI
-	ANDQ  $+63, DI
+	ANDQ  $+31, DI
 	SHRQ  $0x02, DI
 	JMP   nostream_done
 
@@ -4370,42 +4370,59 @@ row:
 	VMOVSS (CX), X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(CX)(R9*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
-	ADDQ    $+64, R9
-	CMPQ    R9, $+4096
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R9
+	CMPQ    R9, R10
 	JB      loop0
+	CMPQ    R9, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// pivotSum = sum(x - pivot)
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
 
 	// invN = 1/4096
 	MOVL  $0x39800000, R9
@@ -4418,69 +4435,93 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R9, R9
+	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z1, Z1
-	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(CX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z3, Z3
-	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(CX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z4, Z4
-	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(CX)(R9*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z5, Z5
-	VFMADD231PS Z10, Z10, Z9
-	ADDQ        $+64, R9
-	CMPQ        R9, $+4096
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	ADDQ        $+32, R9
+	CMPQ        R9, R10
 	JB          loop1
+	CMPQ        R9, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	ADDQ   $+2048, R10
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
 	// devSum = sum(x - shift)
-	VADDPS     Z3, Z1, Z1
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
 
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VADDPS     Z7, Z6, Z3
-	VADDPS     Z9, Z8, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
@@ -4522,143 +4563,145 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	XORL         R9, R9
-	BTSL         DI, R9
-	DECL         R9
-	KMOVW        R9, K1
-	NOTL         R9
-	KMOVW        R9, K2
-	VMOVUPS      (CX), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX), Z4
-	VMOVUPS      (DX), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	VMOVUPS      Z4, K1, (AX)
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
 	MOVQ         DI, R9
-	LEAQ         4032(DI), R10
+	LEAQ         4064(DI), R10
 
 loop2:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VMOVUPS     64(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VMOVUPS     128(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VMOVUPS     192(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R9*4)
-	ADDQ        $+64, R9
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop2
-	VMOVUPS     16128(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16128(BX)(DI*4), Z4
-	VMOVUPS     16128(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16128(AX)(DI*4)
-	VMOVUPS     16192(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16192(BX)(DI*4), Z4
-	VMOVUPS     16192(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16192(AX)(DI*4)
-	VMOVUPS     16256(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16256(BX)(DI*4), Z4
-	VMOVUPS     16256(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16256(AX)(DI*4)
-	VMOVUPS     16320(CX), Z3
-	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z2, Z0, Z0
-	VMOVUPS     16320(BX), Z1
-	VMOVUPS     16320(DX), Z2
-	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K2, 16320(AX)
+	VMOVUPS     16256(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16256(BX)(DI*4), Y5
+	VMOVUPS     16256(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16256(AX)(DI*4)
+	VMOVUPS     16288(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16288(BX)(DI*4), Y5
+	VMOVUPS     16288(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16288(AX)(DI*4)
+	VMOVUPS     16320(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16320(BX)(DI*4), Y5
+	VMOVUPS     16320(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16320(AX)(DI*4)
+	VMOVUPS     16352(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     16352(BX), Y1
+	VMOVUPS     16352(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 16352(AX)
 	JMP         loop2_end
 
 loop2_plain:
 	// pass 3 over the row without streaming stores
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2p:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VMOVUPS     64(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VMOVUPS     128(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VMOVUPS     192(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 192(AX)(R9*4)
-	ADDQ        $+64, R9
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
 	CMPQ        R9, $+4096
 	JB          loop2p
 
@@ -5578,7 +5621,7 @@ done:
 	RET
 
 // func avx512LayerNorm8192NT(dst *float32, x *float32, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512F, CMOV, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·layernormAvx512LayerNorm8192NT(SB), NOSPLIT, $0-48
 	MOVQ  dst+0(FP), AX
 	MOVQ  x+8(FP), CX
@@ -5586,11 +5629,11 @@ TEXT ·layernormAvx512LayerNorm8192NT(SB), NOSPLIT, $0-48
 	MOVQ  beta+24(FP), BX
 	MOVQ  rows+32(FP), SI
 	MOVQ  AX, DI
-	ANDQ  $+63, DI
+	ANDQ  $+31, DI
 	TESTQ $0x00000003, DI
 	JNZ   nostream
 	NEGQ  DI
-	ANDQ  $+63, DI
+	ANDQ  $+31, DI
 	SHRQ  $0x02, DI
 	JMP   nostream_done
 
@@ -5611,61 +5654,59 @@ row:
 	VMOVSS (CX), X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R9, R9
-	MOVQ         $+4096, R10
+	MOVQ         $+2048, R10
 
 loop0:
-	VMOVUPS (CX)(R9*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS 64(CX)(R9*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VADDPS  Z6, Z2, Z2
-	VMOVUPS 128(CX)(R9*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VADDPS  Z6, Z3, Z3
-	VMOVUPS 192(CX)(R9*4), Z6
-	VSUBPS  Z0, Z6, Z6
-	VADDPS  Z6, Z4, Z4
-	ADDQ    $+64, R9
+	VMOVUPS (CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(CX)(R9*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R9
 	CMPQ    R9, R10
 	JB      loop0
 	CMPQ    R9, $+8192
 	JAE     loop0_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z5, Z5
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	ADDQ   $+4096, R10
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R10
 	JMP    loop0
 
 loop0_blocks:
-	VADDPS Z2, Z1, Z1
-	VADDPS Z4, Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z1, Z1
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// pivotSum = sum(x - pivot)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
 
 	// invN = 1/8192
 	MOVL  $0x39000000, R9
@@ -5678,98 +5719,93 @@ loop0_blocks:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R9, R9
-	MOVQ         $+4096, R10
+	MOVQ         $+2048, R10
 
 loop1:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VADDPS      Z12, Z1, Z1
-	VFMADD231PS Z12, Z12, Z6
-	VMOVUPS     64(CX)(R9*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VADDPS      Z12, Z3, Z3
-	VFMADD231PS Z12, Z12, Z7
-	VMOVUPS     128(CX)(R9*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VADDPS      Z12, Z4, Z4
-	VFMADD231PS Z12, Z12, Z8
-	VMOVUPS     192(CX)(R9*4), Z12
-	VSUBPS      Z0, Z12, Z12
-	VADDPS      Z12, Z5, Z5
-	VFMADD231PS Z12, Z12, Z9
-	ADDQ        $+64, R9
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(CX)(R9*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop1
 	CMPQ        R9, $+8192
 	JAE         loop1_blocks
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
-	VADDPS Z1, Z10, Z10
-	VPXORD Z1, Z1, Z1
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VADDPS Z7, Z6, Z6
-	VADDPS Z9, Z8, Z8
-	VADDPS Z8, Z6, Z6
-	VADDPS Z6, Z11, Z11
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	ADDQ   $+4096, R10
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	ADDQ   $+2048, R10
 	JMP    loop1
 
 loop1_blocks:
-	VADDPS Z3, Z1, Z1
-	VADDPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
-	VADDPS Z10, Z1, Z1
-	VADDPS Z7, Z6, Z6
-	VADDPS Z9, Z8, Z8
-	VADDPS Z8, Z6, Z6
-	VADDPS Z11, Z6, Z6
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
 	// devSum = sum(x - shift)
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
 
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VSHUFF32X4 $0x4e, Z6, Z6, Z3
-	VADDPS     Z3, Z6, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
@@ -5811,143 +5847,145 @@ loop1_blocks:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        DI, DI
 	JS           loop2_plain
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	XORL         R9, R9
-	BTSL         DI, R9
-	DECL         R9
-	KMOVW        R9, K1
-	NOTL         R9
-	KMOVW        R9, K2
-	VMOVUPS      (CX), Z3
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (BX), Z4
-	VMOVUPS      (DX), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	VMOVUPS      Z4, K1, (AX)
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	MOVQ         $0x0706050403020100, R9
+	VMOVQ        R9, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        DI, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(DI), R9
+	VMOVQ        R9, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (BX), Y6
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
 	MOVQ         DI, R9
-	LEAQ         8128(DI), R10
+	LEAQ         8160(DI), R10
 
 loop2:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VMOVUPS     64(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VMOVUPS     128(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VMOVUPS     192(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R9*4)
-	ADDQ        $+64, R9
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (BX)(R9*4), Y5
+	VMOVUPS     (DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(BX)(R9*4), Y5
+	VMOVUPS     32(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(BX)(R9*4), Y5
+	VMOVUPS     64(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(BX)(R9*4), Y5
+	VMOVUPS     96(DX)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R9*4)
+	ADDQ        $+32, R9
 	CMPQ        R9, R10
 	JB          loop2
-	VMOVUPS     32512(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     32512(BX)(DI*4), Z4
-	VMOVUPS     32512(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 32512(AX)(DI*4)
-	VMOVUPS     32576(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     32576(BX)(DI*4), Z4
-	VMOVUPS     32576(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 32576(AX)(DI*4)
-	VMOVUPS     32640(CX)(DI*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     32640(BX)(DI*4), Z4
-	VMOVUPS     32640(DX)(DI*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 32640(AX)(DI*4)
-	VMOVUPS     32704(CX), Z3
-	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z2, Z0, Z0
-	VMOVUPS     32704(BX), Z1
-	VMOVUPS     32704(DX), Z2
-	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K2, 32704(AX)
+	VMOVUPS     32640(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32640(BX)(DI*4), Y5
+	VMOVUPS     32640(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32640(AX)(DI*4)
+	VMOVUPS     32672(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32672(BX)(DI*4), Y5
+	VMOVUPS     32672(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32672(AX)(DI*4)
+	VMOVUPS     32704(CX)(DI*4), Y4
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32704(BX)(DI*4), Y5
+	VMOVUPS     32704(DX)(DI*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32704(AX)(DI*4)
+	VMOVUPS     32736(CX), Y4
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     32736(BX), Y1
+	VMOVUPS     32736(DX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 32736(AX)
 	JMP         loop2_end
 
 loop2_plain:
 	// pass 3 over the row without streaming stores
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 loop2p:
 	PREFETCHT1  (CX)(R8*1)
-	PREFETCHT1  64(CX)(R8*1)
-	ADDQ        $+128, R8
-	VMOVUPS     (CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (BX)(R9*4), Z4
-	VMOVUPS     (DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, (AX)(R9*4)
-	VMOVUPS     64(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(BX)(R9*4), Z4
-	VMOVUPS     64(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 64(AX)(R9*4)
-	VMOVUPS     128(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(BX)(R9*4), Z4
-	VMOVUPS     128(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 128(AX)(R9*4)
-	VMOVUPS     192(CX)(R9*4), Z3
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(BX)(R9*4), Z4
-	VMOVUPS     192(DX)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 192(AX)(R9*4)
-	ADDQ        $+64, R9
+	ADDQ        $+64, R8
+	VMOVUPS     (CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (BX)(R9*4), Y4
+	VMOVUPS     (DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(BX)(R9*4), Y4
+	VMOVUPS     32(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(BX)(R9*4), Y4
+	VMOVUPS     64(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y3
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(BX)(R9*4), Y4
+	VMOVUPS     96(DX)(R9*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R9*4)
+	ADDQ        $+32, R9
 	CMPQ        R9, $+8192
 	JB          loop2p
 
@@ -10567,7 +10605,7 @@ done:
 	RET
 
 // func avx512AddLayerNorm4096NT(dst *float32, sum *float32, x *float32, f *float32, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512F, CMOV, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·layernormAvx512AddLayerNorm4096NT(SB), NOSPLIT, $0-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  sum+8(FP), CX
@@ -10577,15 +10615,15 @@ TEXT ·layernormAvx512AddLayerNorm4096NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ANDQ  $+63, R9
+	ANDQ  $+31, R9
 	MOVQ  CX, R10
-	ANDQ  $+63, R10
+	ANDQ  $+31, R10
 	CMPQ  R10, R9
 	JNE   nostream
 	TESTQ $0x00000003, R9
 	JNZ   nostream
 	NEGQ  R9
-	ANDQ  $+63, R9
+	ANDQ  $+31, R9
 	SHRQ  $0x02, R9
 	JMP   nostream_done
 
@@ -10612,50 +10650,67 @@ row:
 	VADDSS X1, X0, X0
 
 	// pass 1 over the row: pivotSum += x + f - pivot
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop0:
-	VMOVUPS (DX)(R11*4), Z5
-	VMOVUPS (BX)(R11*4), Z6
-	VADDPS  Z6, Z5, Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(DX)(R11*4), Z5
-	VMOVUPS 64(BX)(R11*4), Z6
-	VADDPS  Z6, Z5, Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(DX)(R11*4), Z5
-	VMOVUPS 128(BX)(R11*4), Z6
-	VADDPS  Z6, Z5, Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(DX)(R11*4), Z5
-	VMOVUPS 192(BX)(R11*4), Z6
-	VADDPS  Z6, Z5, Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
-	ADDQ    $+64, R11
-	CMPQ    R11, $+4096
+	VMOVUPS (DX)(R11*4), Y6
+	VMOVUPS (BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(DX)(R11*4), Y6
+	VMOVUPS 32(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(DX)(R11*4), Y6
+	VMOVUPS 64(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(DX)(R11*4), Y6
+	VMOVUPS 96(BX)(R11*4), Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
 	JB      loop0
+	CMPQ    R11, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R12
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// pivotSum = sum(x + f - pivot)
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
 
 	// invN = 1/4096
 	MOVL  $0x39800000, R11
@@ -10668,79 +10723,102 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x + f - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop1:
 	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  64(DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z10
-	VMOVUPS     (BX)(R11*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z1, Z1
-	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(DX)(R11*4), Z10
-	VMOVUPS     64(BX)(R11*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z3, Z3
-	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(DX)(R11*4), Z10
-	VMOVUPS     128(BX)(R11*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z4, Z4
-	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(DX)(R11*4), Z10
-	VMOVUPS     192(BX)(R11*4), Z11
-	VADDPS      Z11, Z10, Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z5, Z5
-	VFMADD231PS Z10, Z10, Z9
-	ADDQ        $+64, R11
-	CMPQ        R11, $+4096
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y12
+	VMOVUPS     (BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(DX)(R11*4), Y12
+	VMOVUPS     32(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(DX)(R11*4), Y12
+	VMOVUPS     64(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(DX)(R11*4), Y12
+	VMOVUPS     96(BX)(R11*4), Y13
+	VADDPS      Y13, Y12, Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop1
+	CMPQ        R11, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	ADDQ   $+2048, R12
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
 	// devSum = sum(x + f - shift)
-	VADDPS     Z3, Z1, Z1
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
 
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
 	// squareSum = sum((x + f - shift)*(x + f - shift))
-	VADDPS     Z7, Z6, Z3
-	VADDPS     Z9, Z8, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
@@ -10782,186 +10860,186 @@ loop1:
 	// pass 3 over the row: s = x + f; sum = s; dst = (s - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
-	XORL         R11, R11
-	BTSL         R9, R11
-	DECL         R11
-	KMOVW        R11, K1
-	NOTL         R11
-	KMOVW        R11, K2
-	VMOVUPS      (DX), Z3
-	VMOVUPS      (BX), Z4
-	VADDPS       Z4, Z3, Z3
-	VMOVUPS      Z3, K1, (CX)
-	VSUBPS       Z0, Z3, Z3
-	VSUBPS       Z1, Z3, Z3
-	VMULPS       Z2, Z3, Z3
-	VMOVUPS      (DI), Z4
-	VMOVUPS      (SI), Z5
-	VFMADD231PS  Z5, Z3, Z4
-	VMOVUPS      Z4, K1, (AX)
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X3
+	VPMOVZXBD    X3, Y3
+	VMOVQ        R9, X4
+	VPBROADCASTD X4, Y4
+	VPCMPGTD     Y3, Y4, Y4
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X5
+	VPBROADCASTD X5, Y5
+	VPCMPGTD     Y5, Y3, Y3
+	VMOVUPS      (DX), Y5
+	VMOVUPS      (BX), Y6
+	VADDPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y4, (CX)
+	VSUBPS       Y0, Y5, Y5
+	VSUBPS       Y1, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMOVUPS      (DI), Y6
+	VMOVUPS      (SI), Y7
+	VFMADD231PS  Y7, Y5, Y6
+	VMASKMOVPS   Y6, Y4, (AX)
 	MOVQ         R9, R11
-	LEAQ         4032(R9), R12
+	LEAQ         4064(R9), R12
 
 loop2:
 	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  64(DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z3
-	VMOVUPS     (BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, (CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R11*4), Z4
-	VMOVUPS     (SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, (AX)(R11*4)
-	VMOVUPS     64(DX)(R11*4), Z3
-	VMOVUPS     64(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 64(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R11*4), Z4
-	VMOVUPS     64(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 64(AX)(R11*4)
-	VMOVUPS     128(DX)(R11*4), Z3
-	VMOVUPS     128(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 128(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R11*4), Z4
-	VMOVUPS     128(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 128(AX)(R11*4)
-	VMOVUPS     192(DX)(R11*4), Z3
-	VMOVUPS     192(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 192(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R11*4), Z4
-	VMOVUPS     192(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 192(AX)(R11*4)
-	ADDQ        $+64, R11
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y4
+	VMOVUPS     (BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, (CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     (DI)(R11*4), Y5
+	VMOVUPS     (SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y4
+	VMOVUPS     32(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 32(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     32(DI)(R11*4), Y5
+	VMOVUPS     32(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y4
+	VMOVUPS     64(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 64(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     64(DI)(R11*4), Y5
+	VMOVUPS     64(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y4
+	VMOVUPS     96(BX)(R11*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 96(CX)(R11*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     96(DI)(R11*4), Y5
+	VMOVUPS     96(SI)(R11*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 96(AX)(R11*4)
+	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop2
-	VMOVUPS     16128(DX)(R9*4), Z3
-	VMOVUPS     16128(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 16128(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16128(DI)(R9*4), Z4
-	VMOVUPS     16128(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16128(AX)(R9*4)
-	VMOVUPS     16192(DX)(R9*4), Z3
-	VMOVUPS     16192(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 16192(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16192(DI)(R9*4), Z4
-	VMOVUPS     16192(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16192(AX)(R9*4)
-	VMOVUPS     16256(DX)(R9*4), Z3
-	VMOVUPS     16256(BX)(R9*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVNTPS    Z3, 16256(CX)(R9*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     16256(DI)(R9*4), Z4
-	VMOVUPS     16256(SI)(R9*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVNTPS    Z4, 16256(AX)(R9*4)
-	VMOVUPS     16320(DX), Z3
-	VMOVUPS     16320(BX), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, K2, 16320(CX)
-	VSUBPS      Z0, Z3, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z2, Z0, Z0
-	VMOVUPS     16320(DI), Z1
-	VMOVUPS     16320(SI), Z2
-	VFMADD231PS Z2, Z0, Z1
-	VMOVUPS     Z1, K2, 16320(AX)
+	VMOVUPS     16256(DX)(R9*4), Y4
+	VMOVUPS     16256(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16256(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16256(DI)(R9*4), Y5
+	VMOVUPS     16256(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16256(AX)(R9*4)
+	VMOVUPS     16288(DX)(R9*4), Y4
+	VMOVUPS     16288(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16288(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16288(DI)(R9*4), Y5
+	VMOVUPS     16288(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16288(AX)(R9*4)
+	VMOVUPS     16320(DX)(R9*4), Y4
+	VMOVUPS     16320(BX)(R9*4), Y5
+	VADDPS      Y5, Y4, Y4
+	VMOVNTPS    Y4, 16320(CX)(R9*4)
+	VSUBPS      Y0, Y4, Y4
+	VSUBPS      Y1, Y4, Y4
+	VMULPS      Y2, Y4, Y4
+	VMOVUPS     16320(DI)(R9*4), Y5
+	VMOVUPS     16320(SI)(R9*4), Y6
+	VFMADD231PS Y6, Y4, Y5
+	VMOVNTPS    Y5, 16320(AX)(R9*4)
+	VMOVUPS     16352(DX), Y4
+	VMOVUPS     16352(BX), Y5
+	VADDPS      Y5, Y4, Y4
+	VMASKMOVPS  Y4, Y3, 16352(CX)
+	VSUBPS      Y0, Y4, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y2, Y0, Y0
+	VMOVUPS     16352(DI), Y1
+	VMOVUPS     16352(SI), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y3, 16352(AX)
 	JMP         loop2_end
 
 loop2_plain:
 	// pass 3 over the row without streaming stores
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z2
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
 	XORQ         R11, R11
 
 loop2p:
 	PREFETCHT1  (DX)(R10*1)
-	PREFETCHT1  64(DX)(R10*1)
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (DX)(R11*4), Z3
-	VMOVUPS     (BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, (CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     (DI)(R11*4), Z4
-	VMOVUPS     (SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, (AX)(R11*4)
-	VMOVUPS     64(DX)(R11*4), Z3
-	VMOVUPS     64(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 64(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     64(DI)(R11*4), Z4
-	VMOVUPS     64(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 64(AX)(R11*4)
-	VMOVUPS     128(DX)(R11*4), Z3
-	VMOVUPS     128(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 128(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     128(DI)(R11*4), Z4
-	VMOVUPS     128(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 128(AX)(R11*4)
-	VMOVUPS     192(DX)(R11*4), Z3
-	VMOVUPS     192(BX)(R11*4), Z4
-	VADDPS      Z4, Z3, Z3
-	VMOVUPS     Z3, 192(CX)(R11*4)
-	VSUBPS      Z0, Z3, Z3
-	VSUBPS      Z1, Z3, Z3
-	VMULPS      Z2, Z3, Z3
-	VMOVUPS     192(DI)(R11*4), Z4
-	VMOVUPS     192(SI)(R11*4), Z5
-	VFMADD231PS Z5, Z3, Z4
-	VMOVUPS     Z4, 192(AX)(R11*4)
-	ADDQ        $+64, R11
+	ADDQ        $+64, R10
+	VMOVUPS     (DX)(R11*4), Y3
+	VMOVUPS     (BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, (CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     (DI)(R11*4), Y4
+	VMOVUPS     (SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, (AX)(R11*4)
+	VMOVUPS     32(DX)(R11*4), Y3
+	VMOVUPS     32(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 32(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     32(DI)(R11*4), Y4
+	VMOVUPS     32(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 32(AX)(R11*4)
+	VMOVUPS     64(DX)(R11*4), Y3
+	VMOVUPS     64(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 64(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     64(DI)(R11*4), Y4
+	VMOVUPS     64(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 64(AX)(R11*4)
+	VMOVUPS     96(DX)(R11*4), Y3
+	VMOVUPS     96(BX)(R11*4), Y4
+	VADDPS      Y4, Y3, Y3
+	VMOVUPS     Y3, 96(CX)(R11*4)
+	VSUBPS      Y0, Y3, Y3
+	VSUBPS      Y1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VMOVUPS     96(DI)(R11*4), Y4
+	VMOVUPS     96(SI)(R11*4), Y5
+	VFMADD231PS Y5, Y3, Y4
+	VMOVUPS     Y4, 96(AX)(R11*4)
+	ADDQ        $+32, R11
 	CMPQ        R11, $+4096
 	JB          loop2p
 
@@ -16881,7 +16959,7 @@ done:
 	RET
 
 // func avx512LayerNormStats4096NT(dst *float32, mean *float32, rstd *float32, x *float32, gamma *float32, beta *float32, rows int) int
-// Requires: AVX, AVX512F, CMOV, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·layernormAvx512LayerNormStats4096NT(SB), NOSPLIT, $0-64
 	MOVQ  dst+0(FP), AX
 	MOVQ  mean+8(FP), CX
@@ -16891,11 +16969,11 @@ TEXT ·layernormAvx512LayerNormStats4096NT(SB), NOSPLIT, $0-64
 	MOVQ  beta+40(FP), DI
 	MOVQ  rows+48(FP), R8
 	MOVQ  AX, R9
-	ANDQ  $+63, R9
+	ANDQ  $+31, R9
 	TESTQ $0x00000003, R9
 	JNZ   nostream
 	NEGQ  R9
-	ANDQ  $+63, R9
+	ANDQ  $+31, R9
 	SHRQ  $0x02, R9
 	JMP   nostream_done
 
@@ -16916,42 +16994,59 @@ row:
 	VMOVSS (BX), X0
 
 	// pass 1 over the row: pivotSum += x - pivot
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop0:
-	VMOVUPS (BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS 64(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z2, Z2
-	VMOVUPS 128(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z3, Z3
-	VMOVUPS 192(BX)(R11*4), Z5
-	VSUBPS  Z0, Z5, Z5
-	VADDPS  Z5, Z4, Z4
-	ADDQ    $+64, R11
-	CMPQ    R11, $+4096
+	VMOVUPS (BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VMOVUPS 32(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VMOVUPS 64(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VMOVUPS 96(BX)(R11*4), Y6
+	VSUBPS  Y0, Y6, Y6
+	VADDPS  Y6, Y4, Y4
+	ADDQ    $+32, R11
+	CMPQ    R11, R12
 	JB      loop0
+	CMPQ    R11, $+4096
+	JAE     loop0_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y5, Y5
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	ADDQ   $+2048, R12
+	JMP    loop0
+
+loop0_blocks:
+	VADDPS Y2, Y1, Y1
+	VADDPS Y4, Y3, Y3
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y1, Y1
 
 	// pivotSum = sum(x - pivot)
-	VADDPS     Z2, Z1, Z1
-	VADDPS     Z4, Z3, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z2
-	VADDPS     Z2, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z2
-	VADDSS     X2, X1, X1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
 
 	// invN = 1/4096
 	MOVL  $0x39800000, R11
@@ -16964,69 +17059,93 @@ loop0:
 	VADDSS X1, X0, X0
 
 	// pass 2 over the row: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VBROADCASTSS X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
 	XORQ         R11, R11
+	MOVQ         $+2048, R12
 
 loop1:
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z1, Z1
-	VFMADD231PS Z10, Z10, Z6
-	VMOVUPS     64(BX)(R11*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z3, Z3
-	VFMADD231PS Z10, Z10, Z7
-	VMOVUPS     128(BX)(R11*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z4, Z4
-	VFMADD231PS Z10, Z10, Z8
-	VMOVUPS     192(BX)(R11*4), Z10
-	VSUBPS      Z0, Z10, Z10
-	VADDPS      Z10, Z5, Z5
-	VFMADD231PS Z10, Z10, Z9
-	ADDQ        $+64, R11
-	CMPQ        R11, $+4096
+	ADDQ        $+64, R10
+	VMOVUPS     (BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y1, Y1
+	VFMADD231PS Y12, Y12, Y6
+	VMOVUPS     32(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y3, Y3
+	VFMADD231PS Y12, Y12, Y7
+	VMOVUPS     64(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y4, Y4
+	VFMADD231PS Y12, Y12, Y8
+	VMOVUPS     96(BX)(R11*4), Y12
+	VSUBPS      Y0, Y12, Y12
+	VADDPS      Y12, Y5, Y5
+	VFMADD231PS Y12, Y12, Y9
+	ADDQ        $+32, R11
+	CMPQ        R11, R12
 	JB          loop1
+	CMPQ        R11, $+4096
+	JAE         loop1_blocks
+
+	// a chunk of 64 terms per lane done: the sums into the totals
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y1, Y10, Y10
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y6, Y11, Y11
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	ADDQ   $+2048, R12
+	JMP    loop1
+
+loop1_blocks:
+	VADDPS Y3, Y1, Y1
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VADDPS Y10, Y1, Y1
+	VADDPS Y7, Y6, Y6
+	VADDPS Y9, Y8, Y8
+	VADDPS Y8, Y6, Y6
+	VADDPS Y11, Y6, Y6
 
 	// devSum = sum(x - shift)
-	VADDPS     Z3, Z1, Z1
-	VADDPS     Z5, Z4, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0x4e, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VSHUFF32X4 $0xb1, Z1, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0x4e, Z1, Z3
-	VADDPS     Z3, Z1, Z1
-	VPERMILPS  $0xb1, Z1, Z3
-	VADDSS     X3, X1, X1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
 
 	// correction = devSum * invN
 	VMULSS X2, X1, X1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VADDPS     Z7, Z6, Z3
-	VADDPS     Z9, Z8, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0x4e, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VSHUFF32X4 $0xb1, Z3, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0x4e, Z3, Z4
-	VADDPS     Z4, Z3, Z3
-	VPERMILPS  $0xb1, Z3, Z4
-	VADDSS     X4, X3, X3
+	VEXTRACTF128 $0x01, Y6, X3
+	VADDPS       X3, X6, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
 
 	// meanSquare = squareSum * invN
 	VMULSS X2, X3, X2
@@ -17071,143 +17190,145 @@ loop1:
 	// pass 3 over the row: dst = (x - shift - correction)*rstd*gamma + beta
 	TESTQ        R9, R9
 	JS           loop2_plain
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
-	XORL         R11, R11
-	BTSL         R9, R11
-	DECL         R11
-	KMOVW        R11, K1
-	NOTL         R11
-	KMOVW        R11, K2
-	VMOVUPS      (BX), Z5
-	VSUBPS       Z0, Z5, Z5
-	VSUBPS       Z1, Z5, Z5
-	VMULPS       Z4, Z5, Z5
-	VMOVUPS      (DI), Z6
-	VMOVUPS      (SI), Z7
-	VFMADD231PS  Z7, Z5, Z6
-	VMOVUPS      Z6, K1, (AX)
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y4
+	MOVQ         $0x0706050403020100, R11
+	VMOVQ        R11, X5
+	VPMOVZXBD    X5, Y5
+	VMOVQ        R9, X6
+	VPBROADCASTD X6, Y6
+	VPCMPGTD     Y5, Y6, Y6
+	LEAQ         -1(R9), R11
+	VMOVQ        R11, X7
+	VPBROADCASTD X7, Y7
+	VPCMPGTD     Y7, Y5, Y5
+	VMOVUPS      (BX), Y7
+	VSUBPS       Y0, Y7, Y7
+	VSUBPS       Y1, Y7, Y7
+	VMULPS       Y4, Y7, Y7
+	VMOVUPS      (DI), Y8
+	VMOVUPS      (SI), Y9
+	VFMADD231PS  Y9, Y7, Y8
+	VMASKMOVPS   Y8, Y6, (AX)
 	MOVQ         R9, R11
-	LEAQ         4032(R9), R12
+	LEAQ         4064(R9), R12
 
 loop2:
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R11*4), Z6
-	VMOVUPS     (SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, (AX)(R11*4)
-	VMOVUPS     64(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R11*4), Z6
-	VMOVUPS     64(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 64(AX)(R11*4)
-	VMOVUPS     128(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R11*4), Z6
-	VMOVUPS     128(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 128(AX)(R11*4)
-	VMOVUPS     192(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R11*4), Z6
-	VMOVUPS     192(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 192(AX)(R11*4)
-	ADDQ        $+64, R11
+	ADDQ        $+64, R10
+	VMOVUPS     (BX)(R11*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     (DI)(R11*4), Y7
+	VMOVUPS     (SI)(R11*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, (AX)(R11*4)
+	VMOVUPS     32(BX)(R11*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     32(DI)(R11*4), Y7
+	VMOVUPS     32(SI)(R11*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 32(AX)(R11*4)
+	VMOVUPS     64(BX)(R11*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     64(DI)(R11*4), Y7
+	VMOVUPS     64(SI)(R11*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 64(AX)(R11*4)
+	VMOVUPS     96(BX)(R11*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     96(DI)(R11*4), Y7
+	VMOVUPS     96(SI)(R11*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 96(AX)(R11*4)
+	ADDQ        $+32, R11
 	CMPQ        R11, R12
 	JB          loop2
-	VMOVUPS     16128(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     16128(DI)(R9*4), Z6
-	VMOVUPS     16128(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 16128(AX)(R9*4)
-	VMOVUPS     16192(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     16192(DI)(R9*4), Z6
-	VMOVUPS     16192(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 16192(AX)(R9*4)
-	VMOVUPS     16256(BX)(R9*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     16256(DI)(R9*4), Z6
-	VMOVUPS     16256(SI)(R9*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVNTPS    Z6, 16256(AX)(R9*4)
-	VMOVUPS     16320(BX), Z5
-	VSUBPS      Z0, Z5, Z0
-	VSUBPS      Z1, Z0, Z0
-	VMULPS      Z4, Z0, Z0
-	VMOVUPS     16320(DI), Z1
-	VMOVUPS     16320(SI), Z4
-	VFMADD231PS Z4, Z0, Z1
-	VMOVUPS     Z1, K2, 16320(AX)
+	VMOVUPS     16256(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     16256(DI)(R9*4), Y7
+	VMOVUPS     16256(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 16256(AX)(R9*4)
+	VMOVUPS     16288(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     16288(DI)(R9*4), Y7
+	VMOVUPS     16288(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 16288(AX)(R9*4)
+	VMOVUPS     16320(BX)(R9*4), Y6
+	VSUBPS      Y0, Y6, Y6
+	VSUBPS      Y1, Y6, Y6
+	VMULPS      Y4, Y6, Y6
+	VMOVUPS     16320(DI)(R9*4), Y7
+	VMOVUPS     16320(SI)(R9*4), Y8
+	VFMADD231PS Y8, Y6, Y7
+	VMOVNTPS    Y7, 16320(AX)(R9*4)
+	VMOVUPS     16352(BX), Y6
+	VSUBPS      Y0, Y6, Y0
+	VSUBPS      Y1, Y0, Y0
+	VMULPS      Y4, Y0, Y0
+	VMOVUPS     16352(DI), Y1
+	VMOVUPS     16352(SI), Y4
+	VFMADD231PS Y4, Y0, Y1
+	VMASKMOVPS  Y1, Y5, 16352(AX)
 	JMP         loop2_end
 
 loop2_plain:
 	// pass 3 over the row without streaming stores
-	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
-	VBROADCASTSS X2, Z4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y4
 	XORQ         R11, R11
 
 loop2p:
 	PREFETCHT1  (BX)(R10*1)
-	PREFETCHT1  64(BX)(R10*1)
-	ADDQ        $+128, R10
-	VMOVUPS     (BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     (DI)(R11*4), Z6
-	VMOVUPS     (SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, (AX)(R11*4)
-	VMOVUPS     64(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     64(DI)(R11*4), Z6
-	VMOVUPS     64(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 64(AX)(R11*4)
-	VMOVUPS     128(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     128(DI)(R11*4), Z6
-	VMOVUPS     128(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 128(AX)(R11*4)
-	VMOVUPS     192(BX)(R11*4), Z5
-	VSUBPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z4, Z5, Z5
-	VMOVUPS     192(DI)(R11*4), Z6
-	VMOVUPS     192(SI)(R11*4), Z7
-	VFMADD231PS Z7, Z5, Z6
-	VMOVUPS     Z6, 192(AX)(R11*4)
-	ADDQ        $+64, R11
+	ADDQ        $+64, R10
+	VMOVUPS     (BX)(R11*4), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     (DI)(R11*4), Y6
+	VMOVUPS     (SI)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     Y6, (AX)(R11*4)
+	VMOVUPS     32(BX)(R11*4), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     32(DI)(R11*4), Y6
+	VMOVUPS     32(SI)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     Y6, 32(AX)(R11*4)
+	VMOVUPS     64(BX)(R11*4), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     64(DI)(R11*4), Y6
+	VMOVUPS     64(SI)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     Y6, 64(AX)(R11*4)
+	VMOVUPS     96(BX)(R11*4), Y5
+	VSUBPS      Y0, Y5, Y5
+	VSUBPS      Y1, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VMOVUPS     96(DI)(R11*4), Y6
+	VMOVUPS     96(SI)(R11*4), Y7
+	VFMADD231PS Y7, Y5, Y6
+	VMOVUPS     Y6, 96(AX)(R11*4)
+	ADDQ        $+32, R11
 	CMPQ        R11, $+4096
 	JB          loop2p
 
