@@ -18,9 +18,11 @@ import (
 // ymmStreamMinH is the shortest fixed row from which the AVX-512 NT
 // variant of a float32 row kernel of three or more passes (LayerNorm and
 // its fused forms) takes the AVX2 body: 256-bit vectors, no masks.
-// Measured from DRAM on Zen 5, their 512-bit body was 2-9% slower than
-// the AVX2 one at H = 4096 and 8192, where two-pass kernels (RMSNorm) and
-// H = 768 gain from it. Rows from the caches never take an NT variant.
+// Measured from DRAM on Zen 5 (medians of 10-14 runs), their 512-bit
+// body was 4-7% slower than the AVX2 one at LayerNorm 4096 and 8192,
+// AddLayerNorm 4096 and DeepNorm 8192 (but 4% faster at AddLayerNorm
+// 8192), where two-pass kernels (RMSNorm) and H = 768 gain 7-19% from
+// it. Rows from the caches never take an NT variant.
 const ymmStreamMinH = 4096
 
 // streamingDesc is the descriptor that f, an NT variant, is lowered with
