@@ -90,7 +90,15 @@ const (
 // element count (ConvNeXt's channels, at most a few thousand elements a
 // column) keeps AVX-512 at 4: its columns stay in cache, and 4 blocks keep
 // its per-row scalars in registers, where 8 put them in the frame and
-// were 2-2.7x slower over 196 positions (generated benchmarks).
+// were 2-2.7x slower over 196 positions (generated benchmarks). At any
+// element count, AVX-512 has groups of 4 as well, for short columns
+// (columnSmallMaxH).
+const (
+	columnGroupAVX512      = 8
+	columnGroupAVX512Fixed = 4
+	columnGroupAVX2        = 4
+)
+
 // An AVX-512 call of any element count runs groups of
 // columnGroupAVX512Fixed blocks only (their per-row scalars in registers)
 // when it has at most columnSmallMaxH elements a row (BatchNorm over
@@ -99,24 +107,20 @@ const (
 // frame) while there are that many rows. A short column does not repay
 // the larger group's frame traffic. Measured on AMD EPYC (Zen 5),
 // BatchNorm forward and backward over [N, C], in cache, 4 blocks against
-// 8: at C = 4096 and 8192, 4 were 2-27% faster up to N = 7 or 8 and
-// 8 were faster from N = 10; at C = 768 (a 3 KiB stride), 4 were faster
-// up to N = 32 (backward) and 44 (forward), about 96-132 KiB of x.
+// 8 (thread CPU time, interleaved): at C = 4096 and 8192, 4 were 5-68%
+// faster up to N = 5 (backward at 4096) to 8, within a few percent
+// either way up to 8, and 8 faster from N = 10; at C = 768 (a 3 KiB
+// stride), 4 were faster up to N = 32 (backward) and 44 (forward),
+// 96-132 KiB of x.
 const (
 	columnSmallMaxH     = 8
 	columnSmallMaxBytes = 128 << 10
 )
 
-const (
-	columnGroupAVX512      = 8
-	columnGroupAVX512Fixed = 4
-	columnGroupAVX2        = 4
-)
-
 // columnSmallGroup is the blocks per group of the smaller groups of f, 0
 // for none: an AVX-512 Columns function of any element count has groups
 // of columnGroupAVX512 and of columnGroupAVX512Fixed blocks, chosen per
-// call by its element count (columnSmallMaxH).
+// call (columnSmallMaxH, columnSmallMaxBytes).
 func columnSmallGroup(f target.Func) int {
 	if f.Kernel.Layout != ir.Columns || f.H > 0 || f.ISA.Desc().VectorRegs < 32 {
 		return 0
