@@ -563,11 +563,13 @@ func TestColumnPrefetch(t *testing.T) {
 // ntShapes are Columns shapes whose stride is a whole number of vectors
 // on both ISAs (16 floats), so that with a page-aligned output (the
 // kit's page-start placement) and the threshold at 0 the output pass
-// streams: groups, blocks and a masked tail (134 rows: an AVX-512 group,
-// AVX2 groups), sums in chunks (H 65 and 100).
+// streams: groups, blocks and a masked tail (134 rows: AVX-512 groups of
+// 4 blocks, or at 33 elements spanning more than columnSmallMaxBytes,
+// of 8 and then of 4; AVX2 groups), sums in chunks (H 65 and 100).
 var ntShapes = []layoutShape{
 	{16, ir.Shape{H: 3, Stride: 16}},
 	{134, ir.Shape{H: 65, Stride: 144}},
+	{134, ir.Shape{H: 33, Stride: 1024}},
 	{33, ir.Shape{H: 100, Stride: 48}},
 	{5, ir.Shape{H: 17, Stride: 16}},
 }
@@ -627,8 +629,8 @@ func TestExecuteColumnsNT(t *testing.T) {
 }
 
 // TestColumnNTLoops: BatchNorm's Columns kernels stream their output pass
-// only: VMOVNTPS in the last loop's streaming copy of every group and
-// block (a masked tail stores plainly), one gate per call before the
+// only: VMOVNTPS in the last loop's streaming copy of every group (of
+// either size) and block (a masked tail stores plainly), one gate per call before the
 // group (on AVX2 with its least stride), and SFENCE at the exit behind it.
 func TestColumnNTLoops(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
@@ -646,7 +648,11 @@ func TestColumnNTLoops(t *testing.T) {
 				}
 			}
 			last := loops - 1
-			for _, b := range []string{"g", "b"} {
+			bodies := []string{"g", "b"}
+			if columnSmallGroup(f) > 0 {
+				bodies = append(bodies, "s") // the smaller groups
+			}
+			for _, b := range bodies {
 				body := src[strings.Index(src, fmt.Sprintf("\n%sloop%dnt:\n", b, last)):]
 				body, _, _ = strings.Cut(body, "\tJB ")
 				if got, want := strings.Count(body, "VMOVNTPS"), 1; got < want {
