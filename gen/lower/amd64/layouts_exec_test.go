@@ -56,8 +56,8 @@ var columnLong = []struct {
 // in the first, row 67, hands it to the groups of 4) and one float fewer
 // (groups of 4 only), 8 elements spanning more (groups of 4 only). 134
 // rows leave a tail. Of columnLong, 134 rows of 513 elements take the
-// groups of 8 and of 65 those of 4, a NaN in each. They run at run-time
-// H on AVX-512 only (their files are large).
+// groups of 8 and of 65 those of 4, a NaN in each. Only the functions
+// with both sizes take them (their files are large).
 var columnSwitch = []struct {
 	layoutShape
 	variants []string
@@ -263,9 +263,15 @@ func TestExecuteLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The functions with groups of two sizes take the columnSwitch shapes.
+	twoSizes := map[string]bool{}
+	for _, fn := range strings.Split(string(src), "\nTEXT ·")[1:] {
+		name, _, _ := strings.Cut(fn, "(SB)")
+		twoSizes[name] = strings.Contains(fn, "\nsgroups:\n")
+	}
 	rng := rand.New(rand.NewPCG(3, 5))
 	var cases []lowertest.Case
-	short := 0
+	short, switched := 0, 0
 	for _, f := range funcs {
 		if !runs(f) {
 			continue
@@ -286,7 +292,7 @@ func TestExecuteLayouts(t *testing.T) {
 				short += lowertest.B2i(c.Want < s.rows)
 			}
 		}
-		if f.ISA != target.AVX512 || f.H != 0 || f.Kernel.Layout != ir.Columns {
+		if !twoSizes[f.Name()] {
 			continue
 		}
 		for _, s := range columnSwitch {
@@ -294,10 +300,14 @@ func TestExecuteLayouts(t *testing.T) {
 				c, _ := lowertest.NewCase(rng, f, s.shape, layoutPlans(v, s.rows), false, rule)
 				cases = append(cases, c)
 				short += lowertest.B2i(c.Want < s.rows)
+				switched++
 			}
 		}
 	}
-	t.Logf("%d cases, %d stop short at a guard", len(cases), short)
+	t.Logf("%d cases, %d stop short at a guard, %d at the group sizes' switch", len(cases), short, switched)
+	if runs(target.Func{ISA: target.AVX512}) && switched == 0 {
+		t.Error("no function with groups of two sizes")
+	}
 	if len(cases) > 0 && short == 0 {
 		t.Error("no case trips a guard")
 	}
@@ -440,6 +450,28 @@ func TestColumnGroups(t *testing.T) {
 				t.Errorf("%s: want %q only", f.Name(), want)
 			}
 		}
+	}
+}
+
+// TestColumnOneGroup: BatchNorm at inference over [N, C] keeps its
+// per-row scalars in registers in groups of 8 blocks, and so has no groups
+// of 4 beside them (compileColumnGroups).
+func TestColumnOneGroup(t *testing.T) {
+	k, err := algo.BatchColumns(spec.Kernel{Name: "BNInf", Axis: "batch", Statistic: "none", Scale: true, Shift: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := target.Func{Kernel: k, ISA: target.AVX512}
+	text, err := compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := search(f, lowerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.cfg.stackSums >= 3 || !strings.Contains(string(text), columnGroup(target.AVX512)) || strings.Contains(string(text), "sgroup") {
+		t.Errorf("%s: want groups of 8 only, with the scalars in registers (stackSums %d)", f.Name(), big.cfg.stackSums)
 	}
 }
 
