@@ -30719,16 +30719,8 @@ nopf:
 
 pfset:
 	MOVQ R11, (SP)
-
-	// at most 8 elements, or rows spanning at most 131072 bytes: groups of 4 blocks only
-	CMPQ  R9, $+8
-	JBE   sgroups
-	MOVQ  R10, R11
-	IMULQ R9, R11
-	CMPQ  R11, $+131072
-	JBE   sgroups
-	CMPQ  R8, $+128
-	JB    sgroups
+	CMPQ R8, $+128
+	JB   blocks
 
 group:
 	// a group of 8 blocks, 128 rows
@@ -30812,8 +30804,8 @@ gloop0fetched:
 	VPSLLD       $0x10, Z17, Z17
 	VBROADCASTSS (SI)(R11*4), Z18
 	VSUBPS       Z18, Z17, Z17
-	VBROADCASTSS (DI)(R11*4), Z31
-	VMULPS       Z31, Z17, Z17
+	VBROADCASTSS (DI)(R11*4), Z19
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z0
 	VADDPS       Z16, Z8, Z8
 	VPMOVZXWD    32(DX)(R12*1), Z16
@@ -30821,7 +30813,7 @@ gloop0fetched:
 	VPMOVZXWD    32(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z1
 	VADDPS       Z16, Z9, Z9
 	VPMOVZXWD    64(DX)(R12*1), Z16
@@ -30829,7 +30821,7 @@ gloop0fetched:
 	VPMOVZXWD    64(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z2
 	VADDPS       Z16, Z10, Z10
 	VPMOVZXWD    96(DX)(R12*1), Z16
@@ -30837,7 +30829,7 @@ gloop0fetched:
 	VPMOVZXWD    96(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z3
 	VADDPS       Z16, Z11, Z11
 	VPMOVZXWD    128(DX)(R12*1), Z16
@@ -30845,7 +30837,7 @@ gloop0fetched:
 	VPMOVZXWD    128(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z4
 	VADDPS       Z16, Z12, Z12
 	VPMOVZXWD    160(DX)(R12*1), Z16
@@ -30853,7 +30845,7 @@ gloop0fetched:
 	VPMOVZXWD    160(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z5
 	VADDPS       Z16, Z13, Z13
 	VPMOVZXWD    192(DX)(R12*1), Z16
@@ -30861,7 +30853,7 @@ gloop0fetched:
 	VPMOVZXWD    192(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z6
 	VADDPS       Z16, Z14, Z14
 	VPMOVZXWD    224(DX)(R12*1), Z16
@@ -30869,7 +30861,7 @@ gloop0fetched:
 	VPMOVZXWD    224(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z7
 	VADDPS       Z16, Z15, Z15
 	INCQ         R11
@@ -31102,194 +31094,6 @@ gloop0summed:
 	CMPQ    R8, $+128
 	JAE     group
 
-sgroups:
-	CMPQ R8, $+64
-	JB   blocks
-
-sgroup:
-	// a group of 4 blocks, 64 rows
-	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
-	VPXORD  Z7, Z7, Z7
-	CMPQ    R9, $+64
-	JBE     sloop0short
-	VMOVUPS Z0, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
-	VMOVUPS Z3, 256(SP)
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS Z7, 512(SP)
-	VPXORD  Z19, Z19, Z19
-	VPXORD  Z20, Z20, Z20
-	VPXORD  Z21, Z21, Z21
-	VPXORD  Z22, Z22, Z22
-	VPXORD  Z23, Z23, Z23
-	VPXORD  Z24, Z24, Z24
-	VPXORD  Z25, Z25, Z25
-	VPXORD  Z26, Z26, Z26
-
-sloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    (SP), R13
-	MOVQ    $+64, R14
-	CMPQ    R14, R9
-	CMOVQGT R9, R14
-
-sloop0:
-	TESTQ      R13, R13
-	JZ         sloop0fetched
-	PREFETCHT0 (DX)(R13*1)
-	PREFETCHT0 64(DX)(R13*1)
-	PREFETCHT0 (BX)(R13*1)
-	PREFETCHT0 64(BX)(R13*1)
-	ADDQ       R10, R13
-
-sloop0fetched:
-	VPMOVZXWD    (DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    (BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VBROADCASTSS (SI)(R11*4), Z10
-	VSUBPS       Z10, Z9, Z9
-	VBROADCASTSS (DI)(R11*4), Z11
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z0
-	VADDPS       Z8, Z4, Z4
-	VPMOVZXWD    32(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    32(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z1
-	VADDPS       Z8, Z5, Z5
-	VPMOVZXWD    64(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    64(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z2
-	VADDPS       Z8, Z6, Z6
-	VPMOVZXWD    96(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    96(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z3
-	VADDPS       Z8, Z7, Z7
-	INCQ         R11
-	ADDQ         R10, R12
-	CMPQ         R11, R14
-	JB           sloop0
-	CMPQ         R11, R9
-	JAE          sloop0end
-
-	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z19, Z19
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z20, Z20
-	VPXORD Z1, Z1, Z1
-	VADDPS Z2, Z21, Z21
-	VPXORD Z2, Z2, Z2
-	VADDPS Z3, Z22, Z22
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z23, Z23
-	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z24, Z24
-	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z25, Z25
-	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z26, Z26
-	VPXORD Z7, Z7, Z7
-	TESTQ  $+4095, R11
-	JNZ    sloop0next
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z19, Z19
-	VMOVUPS Z19, 64(SP)
-	VPXORD  Z19, Z19, Z19
-	VADDPS  128(SP), Z20, Z20
-	VMOVUPS Z20, 128(SP)
-	VPXORD  Z20, Z20, Z20
-	VADDPS  192(SP), Z21, Z21
-	VMOVUPS Z21, 192(SP)
-	VPXORD  Z21, Z21, Z21
-	VADDPS  256(SP), Z22, Z22
-	VMOVUPS Z22, 256(SP)
-	VPXORD  Z22, Z22, Z22
-	VADDPS  320(SP), Z23, Z23
-	VMOVUPS Z23, 320(SP)
-	VPXORD  Z23, Z23, Z23
-	VADDPS  384(SP), Z24, Z24
-	VMOVUPS Z24, 384(SP)
-	VPXORD  Z24, Z24, Z24
-	VADDPS  448(SP), Z25, Z25
-	VMOVUPS Z25, 448(SP)
-	VPXORD  Z25, Z25, Z25
-	VADDPS  512(SP), Z26, Z26
-	VMOVUPS Z26, 512(SP)
-	VPXORD  Z26, Z26, Z26
-
-sloop0next:
-	ADDQ    $+64, R14
-	CMPQ    R14, R9
-	CMOVQGT R9, R14
-	JMP     sloop0
-
-sloop0end:
-	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    sloop0summed
-	VADDPS 64(SP), Z19, Z19
-	VADDPS Z19, Z0, Z0
-	VADDPS 128(SP), Z20, Z20
-	VADDPS Z20, Z1, Z1
-	VADDPS 192(SP), Z21, Z21
-	VADDPS Z21, Z2, Z2
-	VADDPS 256(SP), Z22, Z22
-	VADDPS Z22, Z3, Z3
-	VADDPS 320(SP), Z23, Z23
-	VADDPS Z23, Z4, Z4
-	VADDPS 384(SP), Z24, Z24
-	VADDPS Z24, Z5, Z5
-	VADDPS 448(SP), Z25, Z25
-	VADDPS Z25, Z6, Z6
-	VADDPS 512(SP), Z26, Z26
-	VADDPS Z26, Z7, Z7
-
-sloop0summed:
-	// s0 = sum(dy*((x - mean)*rstd))
-	// dgamma[row] = s0
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-
-	// s1 = sum(dy)
-	// dbeta[row] = s1
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z5, 64(CX)
-	VMOVUPS Z6, 128(CX)
-	VMOVUPS Z7, 192(CX)
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	SUBQ    $+64, R8
-	CMPQ    R8, $+64
-	JAE     sgroup
-
 blocks:
 	CMPQ R8, $+16
 	JB   tail
@@ -31303,8 +31107,8 @@ block:
 	JBE     bloop0short
 	VMOVUPS Z0, 64(SP)
 	VMOVUPS Z1, 128(SP)
-	VPXORD  Z27, Z27, Z27
-	VPXORD  Z28, Z28, Z28
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 256(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -31340,20 +31144,26 @@ bloop0fetched:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z27, Z27
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z28, Z28
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R11
-	JNZ    bloop0next
+	VADDPS  192(SP), Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VPXORD  Z0, Z0, Z0
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R11
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z27, Z27
-	VMOVUPS Z27, 64(SP)
-	VPXORD  Z27, Z27, Z27
-	VADDPS  128(SP), Z28, Z28
-	VMOVUPS Z28, 128(SP)
-	VPXORD  Z28, Z28, Z28
+	VMOVUPS 192(SP), Z0
+	VADDPS  64(SP), Z0, Z0
+	VMOVUPS Z0, 64(SP)
+	VPXORD  Z0, Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 256(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -31363,12 +31173,14 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    bloop0summed
-	VADDPS 64(SP), Z27, Z27
-	VADDPS Z27, Z0, Z0
-	VADDPS 128(SP), Z28, Z28
-	VADDPS Z28, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     bloop0summed
+	VMOVUPS 192(SP), Z2
+	VADDPS  64(SP), Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 256(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
@@ -31403,8 +31215,8 @@ tail:
 	JBE     tloop0short
 	VMOVUPS Z0, 64(SP)
 	VMOVUPS Z1, 128(SP)
-	VPXORD  Z29, Z29, Z29
-	VPXORD  Z30, Z30, Z30
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 256(SP)
 
 tloop0short:
 	XORQ    R8, R8
@@ -31434,20 +31246,26 @@ tloop0:
 	JAE          tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z29, Z29
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z30, Z30
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R8
-	JNZ    tloop0next
+	VADDPS  192(SP), Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VPXORD  Z0, Z0, Z0
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R8
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z29, Z29
-	VMOVUPS Z29, 64(SP)
-	VPXORD  Z29, Z29, Z29
-	VADDPS  128(SP), Z30, Z30
-	VMOVUPS Z30, 128(SP)
-	VPXORD  Z30, Z30, Z30
+	VMOVUPS 192(SP), Z0
+	VADDPS  64(SP), Z0, Z0
+	VMOVUPS Z0, 64(SP)
+	VPXORD  Z0, Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 256(SP)
 
 tloop0next:
 	ADDQ    $+64, R12
@@ -31457,12 +31275,14 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    tloop0summed
-	VADDPS 64(SP), Z29, Z29
-	VADDPS Z29, Z0, Z0
-	VADDPS 128(SP), Z30, Z30
-	VADDPS Z30, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     tloop0summed
+	VMOVUPS 192(SP), Z2
+	VADDPS  64(SP), Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 256(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
@@ -31511,16 +31331,8 @@ nopf:
 
 pfset:
 	MOVQ R11, (SP)
-
-	// at most 8 elements, or rows spanning at most 131072 bytes: groups of 4 blocks only
-	CMPQ  R9, $+8
-	JBE   sgroups
-	MOVQ  R10, R11
-	IMULQ R9, R11
-	CMPQ  R11, $+131072
-	JBE   sgroups
-	CMPQ  R8, $+128
-	JB    sgroups
+	CMPQ R8, $+128
+	JB   blocks
 
 group:
 	// a group of 8 blocks, 128 rows
@@ -31604,8 +31416,8 @@ gloop0fetched:
 	VPSLLD       $0x10, Z17, Z17
 	VBROADCASTSS (SI)(R11*4), Z18
 	VSUBPS       Z18, Z17, Z17
-	VBROADCASTSS (DI)(R11*4), Z31
-	VMULPS       Z31, Z17, Z17
+	VBROADCASTSS (DI)(R11*4), Z19
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z0
 	VADDPS       Z16, Z8, Z8
 	VPMOVZXWD    32(DX)(R12*1), Z16
@@ -31613,7 +31425,7 @@ gloop0fetched:
 	VPMOVZXWD    32(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z1
 	VADDPS       Z16, Z9, Z9
 	VPMOVZXWD    64(DX)(R12*1), Z16
@@ -31621,7 +31433,7 @@ gloop0fetched:
 	VPMOVZXWD    64(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z2
 	VADDPS       Z16, Z10, Z10
 	VPMOVZXWD    96(DX)(R12*1), Z16
@@ -31629,7 +31441,7 @@ gloop0fetched:
 	VPMOVZXWD    96(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z3
 	VADDPS       Z16, Z11, Z11
 	VPMOVZXWD    128(DX)(R12*1), Z16
@@ -31637,7 +31449,7 @@ gloop0fetched:
 	VPMOVZXWD    128(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z4
 	VADDPS       Z16, Z12, Z12
 	VPMOVZXWD    160(DX)(R12*1), Z16
@@ -31645,7 +31457,7 @@ gloop0fetched:
 	VPMOVZXWD    160(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z5
 	VADDPS       Z16, Z13, Z13
 	VPMOVZXWD    192(DX)(R12*1), Z16
@@ -31653,7 +31465,7 @@ gloop0fetched:
 	VPMOVZXWD    192(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z6
 	VADDPS       Z16, Z14, Z14
 	VPMOVZXWD    224(DX)(R12*1), Z16
@@ -31661,7 +31473,7 @@ gloop0fetched:
 	VPMOVZXWD    224(BX)(R12*1), Z17
 	VPSLLD       $0x10, Z17, Z17
 	VSUBPS       Z18, Z17, Z17
-	VMULPS       Z31, Z17, Z17
+	VMULPS       Z19, Z17, Z17
 	VFMADD231PS  Z17, Z16, Z7
 	VADDPS       Z16, Z15, Z15
 	INCQ         R11
@@ -31894,194 +31706,6 @@ gloop0summed:
 	CMPQ    R8, $+128
 	JAE     group
 
-sgroups:
-	CMPQ R8, $+64
-	JB   blocks
-
-sgroup:
-	// a group of 4 blocks, 64 rows
-	// pass 1 over the block's rows: acc0 += dy*((x - mean)*rstd); acc1 += dy
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
-	VPXORD  Z3, Z3, Z3
-	VPXORD  Z4, Z4, Z4
-	VPXORD  Z5, Z5, Z5
-	VPXORD  Z6, Z6, Z6
-	VPXORD  Z7, Z7, Z7
-	CMPQ    R9, $+64
-	JBE     sloop0short
-	VMOVUPS Z0, 64(SP)
-	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
-	VMOVUPS Z3, 256(SP)
-	VMOVUPS Z4, 320(SP)
-	VMOVUPS Z5, 384(SP)
-	VMOVUPS Z6, 448(SP)
-	VMOVUPS Z7, 512(SP)
-	VPXORD  Z19, Z19, Z19
-	VPXORD  Z20, Z20, Z20
-	VPXORD  Z21, Z21, Z21
-	VPXORD  Z22, Z22, Z22
-	VPXORD  Z23, Z23, Z23
-	VPXORD  Z24, Z24, Z24
-	VPXORD  Z25, Z25, Z25
-	VPXORD  Z26, Z26, Z26
-
-sloop0short:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    (SP), R13
-	MOVQ    $+64, R14
-	CMPQ    R14, R9
-	CMOVQGT R9, R14
-
-sloop0:
-	TESTQ      R13, R13
-	JZ         sloop0fetched
-	PREFETCHT0 (DX)(R13*1)
-	PREFETCHT0 64(DX)(R13*1)
-	PREFETCHT0 (BX)(R13*1)
-	PREFETCHT0 64(BX)(R13*1)
-	ADDQ       R10, R13
-
-sloop0fetched:
-	VPMOVZXWD    (DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    (BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VBROADCASTSS (SI)(R11*4), Z10
-	VSUBPS       Z10, Z9, Z9
-	VBROADCASTSS (DI)(R11*4), Z11
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z0
-	VADDPS       Z8, Z4, Z4
-	VPMOVZXWD    32(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    32(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z1
-	VADDPS       Z8, Z5, Z5
-	VPMOVZXWD    64(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    64(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z2
-	VADDPS       Z8, Z6, Z6
-	VPMOVZXWD    96(DX)(R12*1), Z8
-	VPSLLD       $0x10, Z8, Z8
-	VPMOVZXWD    96(BX)(R12*1), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VSUBPS       Z10, Z9, Z9
-	VMULPS       Z11, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z3
-	VADDPS       Z8, Z7, Z7
-	INCQ         R11
-	ADDQ         R10, R12
-	CMPQ         R11, R14
-	JB           sloop0
-	CMPQ         R11, R9
-	JAE          sloop0end
-
-	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z19, Z19
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z20, Z20
-	VPXORD Z1, Z1, Z1
-	VADDPS Z2, Z21, Z21
-	VPXORD Z2, Z2, Z2
-	VADDPS Z3, Z22, Z22
-	VPXORD Z3, Z3, Z3
-	VADDPS Z4, Z23, Z23
-	VPXORD Z4, Z4, Z4
-	VADDPS Z5, Z24, Z24
-	VPXORD Z5, Z5, Z5
-	VADDPS Z6, Z25, Z25
-	VPXORD Z6, Z6, Z6
-	VADDPS Z7, Z26, Z26
-	VPXORD Z7, Z7, Z7
-	TESTQ  $+4095, R11
-	JNZ    sloop0next
-
-	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z19, Z19
-	VMOVUPS Z19, 64(SP)
-	VPXORD  Z19, Z19, Z19
-	VADDPS  128(SP), Z20, Z20
-	VMOVUPS Z20, 128(SP)
-	VPXORD  Z20, Z20, Z20
-	VADDPS  192(SP), Z21, Z21
-	VMOVUPS Z21, 192(SP)
-	VPXORD  Z21, Z21, Z21
-	VADDPS  256(SP), Z22, Z22
-	VMOVUPS Z22, 256(SP)
-	VPXORD  Z22, Z22, Z22
-	VADDPS  320(SP), Z23, Z23
-	VMOVUPS Z23, 320(SP)
-	VPXORD  Z23, Z23, Z23
-	VADDPS  384(SP), Z24, Z24
-	VMOVUPS Z24, 384(SP)
-	VPXORD  Z24, Z24, Z24
-	VADDPS  448(SP), Z25, Z25
-	VMOVUPS Z25, 448(SP)
-	VPXORD  Z25, Z25, Z25
-	VADDPS  512(SP), Z26, Z26
-	VMOVUPS Z26, 512(SP)
-	VPXORD  Z26, Z26, Z26
-
-sloop0next:
-	ADDQ    $+64, R14
-	CMPQ    R14, R9
-	CMOVQGT R9, R14
-	JMP     sloop0
-
-sloop0end:
-	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    sloop0summed
-	VADDPS 64(SP), Z19, Z19
-	VADDPS Z19, Z0, Z0
-	VADDPS 128(SP), Z20, Z20
-	VADDPS Z20, Z1, Z1
-	VADDPS 192(SP), Z21, Z21
-	VADDPS Z21, Z2, Z2
-	VADDPS 256(SP), Z22, Z22
-	VADDPS Z22, Z3, Z3
-	VADDPS 320(SP), Z23, Z23
-	VADDPS Z23, Z4, Z4
-	VADDPS 384(SP), Z24, Z24
-	VADDPS Z24, Z5, Z5
-	VADDPS 448(SP), Z25, Z25
-	VADDPS Z25, Z6, Z6
-	VADDPS 512(SP), Z26, Z26
-	VADDPS Z26, Z7, Z7
-
-sloop0summed:
-	// s0 = sum(dy*((x - mean)*rstd))
-	// dgamma[row] = s0
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-
-	// s1 = sum(dy)
-	// dbeta[row] = s1
-	VMOVUPS Z4, (CX)
-	VMOVUPS Z5, 64(CX)
-	VMOVUPS Z6, 128(CX)
-	VMOVUPS Z7, 192(CX)
-	ADDQ    $+256, AX
-	ADDQ    $+256, CX
-	ADDQ    $+128, DX
-	ADDQ    $+128, BX
-	SUBQ    $+64, R8
-	CMPQ    R8, $+64
-	JAE     sgroup
-
 blocks:
 	CMPQ R8, $+16
 	JB   tail
@@ -32095,8 +31719,8 @@ block:
 	JBE     bloop0short
 	VMOVUPS Z0, 64(SP)
 	VMOVUPS Z1, 128(SP)
-	VPXORD  Z27, Z27, Z27
-	VPXORD  Z28, Z28, Z28
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 256(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -32132,20 +31756,26 @@ bloop0fetched:
 	JAE          bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z27, Z27
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z28, Z28
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R11
-	JNZ    bloop0next
+	VADDPS  192(SP), Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VPXORD  Z0, Z0, Z0
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R11
+	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z27, Z27
-	VMOVUPS Z27, 64(SP)
-	VPXORD  Z27, Z27, Z27
-	VADDPS  128(SP), Z28, Z28
-	VMOVUPS Z28, 128(SP)
-	VPXORD  Z28, Z28, Z28
+	VMOVUPS 192(SP), Z0
+	VADDPS  64(SP), Z0, Z0
+	VMOVUPS Z0, 64(SP)
+	VPXORD  Z0, Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 256(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -32155,12 +31785,14 @@ bloop0next:
 
 bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    bloop0summed
-	VADDPS 64(SP), Z27, Z27
-	VADDPS Z27, Z0, Z0
-	VADDPS 128(SP), Z28, Z28
-	VADDPS Z28, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     bloop0summed
+	VMOVUPS 192(SP), Z2
+	VADDPS  64(SP), Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 256(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
@@ -32195,8 +31827,8 @@ tail:
 	JBE     tloop0short
 	VMOVUPS Z0, 64(SP)
 	VMOVUPS Z1, 128(SP)
-	VPXORD  Z29, Z29, Z29
-	VPXORD  Z30, Z30, Z30
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 256(SP)
 
 tloop0short:
 	XORQ    R8, R8
@@ -32226,20 +31858,26 @@ tloop0:
 	JAE          tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS Z0, Z29, Z29
-	VPXORD Z0, Z0, Z0
-	VADDPS Z1, Z30, Z30
-	VPXORD Z1, Z1, Z1
-	TESTQ  $+4095, R8
-	JNZ    tloop0next
+	VADDPS  192(SP), Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VPXORD  Z0, Z0, Z0
+	VADDPS  256(SP), Z1, Z1
+	VMOVUPS Z1, 256(SP)
+	VPXORD  Z1, Z1, Z1
+	TESTQ   $+4095, R8
+	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VADDPS  64(SP), Z29, Z29
-	VMOVUPS Z29, 64(SP)
-	VPXORD  Z29, Z29, Z29
-	VADDPS  128(SP), Z30, Z30
-	VMOVUPS Z30, 128(SP)
-	VPXORD  Z30, Z30, Z30
+	VMOVUPS 192(SP), Z0
+	VADDPS  64(SP), Z0, Z0
+	VMOVUPS Z0, 64(SP)
+	VPXORD  Z0, Z0, Z0
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS 256(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 256(SP)
 
 tloop0next:
 	ADDQ    $+64, R12
@@ -32249,12 +31887,14 @@ tloop0next:
 
 tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
-	CMPQ   R9, $+64
-	JBE    tloop0summed
-	VADDPS 64(SP), Z29, Z29
-	VADDPS Z29, Z0, Z0
-	VADDPS 128(SP), Z30, Z30
-	VADDPS Z30, Z1, Z1
+	CMPQ    R9, $+64
+	JBE     tloop0summed
+	VMOVUPS 192(SP), Z2
+	VADDPS  64(SP), Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 256(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
 	// s0 = sum(dy*((x - mean)*rstd))
