@@ -16822,8 +16822,16 @@ nont:
 
 ntset:
 	MOVQ R13, 64(SP)
-	CMPQ R10, $+128
-	JB   blocks
+
+	// at most 8 elements, or rows spanning at most 131072 bytes: groups of 4 blocks only
+	CMPQ  R11, $+8
+	JBE   sgroups
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+131072
+	JBE   sgroups
+	CMPQ  R10, $+128
+	JB    sgroups
 
 group:
 	// a group of 8 blocks, 128 rows
@@ -17589,42 +17597,42 @@ gloop1summed:
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6848(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6912(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6976(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7040(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7104(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7168(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7232(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
@@ -18304,6 +18312,633 @@ gloop2out:
 	CMPQ R10, $+128
 	JAE  group
 
+sgroups:
+	CMPQ R10, $+64
+	JB   blocks
+
+sgroup:
+	// a group of 4 blocks, 64 rows
+	// pivot = the row's first x
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 192(BX), Z3
+
+	// pass 1 over the block's rows: pivotSum += x - pivot
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	CMPQ    R11, $+64
+	JBE     sloop0short
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS Z7, 576(SP)
+
+sloop0short:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+
+sloop0:
+	TESTQ      R15, R15
+	JZ         sloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+sloop0fetched:
+	VMOVUPS (BX)(R14*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(BX)(R14*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(BX)(R14*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(BX)(R14*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, BP
+	JB      sloop0
+	CMPQ    R13, R11
+	JAE     sloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  384(SP), Z4, Z4
+	VMOVUPS Z4, 384(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  448(SP), Z5, Z5
+	VMOVUPS Z5, 448(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  512(SP), Z6, Z6
+	VMOVUPS Z6, 512(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  576(SP), Z7, Z7
+	VMOVUPS Z7, 576(SP)
+	VPXORD  Z7, Z7, Z7
+	TESTQ   $+4095, R13
+	JNZ     sloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 384(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS 448(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS 512(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS 576(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 576(SP)
+
+sloop0next:
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+	JMP     sloop0
+
+sloop0end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R11, $+64
+	JBE     sloop0summed
+	VMOVUPS 384(SP), Z8
+	VADDPS  128(SP), Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 448(SP), Z8
+	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 512(SP), Z8
+	VADDPS  256(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 576(SP), Z8
+	VADDPS  320(SP), Z8, Z8
+	VADDPS  Z8, Z7, Z7
+
+sloop0summed:
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X8
+	VCVTSI2SSQ   R11, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+
+	// pivotMean = pivotSum * invN
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// shift = pivot + pivotMean
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	CMPQ    R11, $+64
+	JBE     sloop1short
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z9, 384(SP)
+	VMOVUPS Z10, 448(SP)
+	VMOVUPS Z11, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
+
+sloop1short:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+
+sloop1:
+	TESTQ      R15, R15
+	JZ         sloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+sloop1fetched:
+	VMOVUPS     (BX)(R14*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(BX)(R14*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(BX)(R14*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(BX)(R14*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VADDPS      Z13, Z7, Z7
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, BP
+	JB          sloop1
+	CMPQ        R13, R11
+	JAE         sloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  640(SP), Z4, Z4
+	VMOVUPS Z4, 640(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  704(SP), Z5, Z5
+	VMOVUPS Z5, 704(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  768(SP), Z6, Z6
+	VMOVUPS Z6, 768(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  832(SP), Z7, Z7
+	VMOVUPS Z7, 832(SP)
+	VPXORD  Z7, Z7, Z7
+	VADDPS  896(SP), Z9, Z9
+	VMOVUPS Z9, 896(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  960(SP), Z10, Z10
+	VMOVUPS Z10, 960(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  1024(SP), Z11, Z11
+	VMOVUPS Z11, 1024(SP)
+	VPXORD  Z11, Z11, Z11
+	VADDPS  1088(SP), Z12, Z12
+	VMOVUPS Z12, 1088(SP)
+	VPXORD  Z12, Z12, Z12
+	TESTQ   $+4095, R13
+	JNZ     sloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 640(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS 704(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS 768(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS 832(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS 896(SP), Z9
+	VADDPS  384(SP), Z9, Z9
+	VMOVUPS Z9, 384(SP)
+	VPXORD  Z9, Z9, Z9
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS 960(SP), Z10
+	VADDPS  448(SP), Z10, Z10
+	VMOVUPS Z10, 448(SP)
+	VPXORD  Z10, Z10, Z10
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS 1024(SP), Z11
+	VADDPS  512(SP), Z11, Z11
+	VMOVUPS Z11, 512(SP)
+	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS 1088(SP), Z12
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 1088(SP)
+
+sloop1next:
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+	JMP     sloop1
+
+sloop1end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R11, $+64
+	JBE     sloop1summed
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VADDPS  Z13, Z4, Z4
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VADDPS  Z13, Z5, Z5
+	VMOVUPS 768(SP), Z13
+	VADDPS  256(SP), Z13, Z13
+	VADDPS  Z13, Z6, Z6
+	VMOVUPS 832(SP), Z13
+	VADDPS  320(SP), Z13, Z13
+	VADDPS  Z13, Z7, Z7
+	VMOVUPS 896(SP), Z13
+	VADDPS  384(SP), Z13, Z13
+	VADDPS  Z13, Z9, Z9
+	VMOVUPS 960(SP), Z13
+	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z10, Z10
+	VMOVUPS 1024(SP), Z13
+	VADDPS  512(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1088(SP), Z13
+	VADDPS  576(SP), Z13, Z13
+	VADDPS  Z13, Z12, Z12
+
+sloop1summed:
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z12
+
+	// correctionSq = correction * correction
+	VMULPS Z4, Z4, Z13
+	VMULPS Z5, Z5, Z14
+	VMULPS Z6, Z6, Z15
+	VMULPS Z7, Z7, Z16
+
+	// variance = meanSquare - correctionSq
+	VSUBPS Z13, Z9, Z9
+	VSUBPS Z14, Z10, Z10
+	VSUBPS Z15, Z11, Z11
+	VSUBPS Z16, Z12, Z12
+
+	// eps = 1e-05
+	MOVL         $0x3727c5ac, R13
+	VMOVD        R13, X13
+	VBROADCASTSS X13, Z13
+
+	// varianceEps = variance + eps
+	VADDPS Z13, Z9, Z14
+	VADDPS Z13, Z10, Z15
+	VADDPS Z13, Z11, Z16
+	VADDPS Z13, Z12, Z13
+
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
+	MOVL         $0x15f79688, R13
+	VMOVD        R13, X18
+	VBROADCASTSS X18, Z18
+	VCMPPS       $0x16, Z17, Z14, K1
+	VCMPPS       $0x19, Z18, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z15, K1
+	VCMPPS       $0x19, Z18, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z16, K1
+	VCMPPS       $0x19, Z18, Z16, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z17, Z13, K1
+	VCMPPS       $0x19, Z18, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// the constant 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X17
+	VBROADCASTSS X17, Z17
+
+	// std = sqrt(varianceEps)
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z16, Z16
+	VSQRTPS Z13, Z13
+
+	// rstd = 1 / std
+	VDIVPS Z14, Z17, Z14
+	VDIVPS Z15, Z17, Z15
+	VDIVPS Z16, Z17, Z16
+	VDIVPS Z13, Z17, Z13
+
+	// rstd[row] = rstd
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VMOVUPS Z16, 128(DX)
+	VMOVUPS Z13, 192(DX)
+
+	// mean = shift + correction
+	VADDPS Z4, Z0, Z17
+	VADDPS Z5, Z1, Z18
+	VADDPS Z6, Z2, Z19
+	VADDPS Z7, Z3, Z20
+
+	// mean[row] = mean
+	VMOVUPS Z17, (CX)
+	VMOVUPS Z18, 64(CX)
+	VMOVUPS Z19, 128(CX)
+	VMOVUPS Z20, 192(CX)
+
+	// keep = 0.9
+	MOVL         $0x3f666666, R13
+	VMOVD        R13, X21
+	VBROADCASTSS X21, Z21
+
+	// take = 0.1
+	MOVL         $0x3dcccccd, R13
+	VMOVD        R13, X22
+	VBROADCASTSS X22, Z22
+
+	// the constant 1
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X23
+	VBROADCASTSS X23, Z23
+
+	// unbias = 1 - invN
+	VSUBPS Z8, Z23, Z8
+
+	// unbiasedVariance = variance / unbias
+	VDIVPS Z8, Z9, Z9
+	VDIVPS Z8, Z10, Z10
+	VDIVPS Z8, Z11, Z11
+	VDIVPS Z8, Z12, Z8
+
+	// oldMean = runMean[row]
+	VMOVUPS (R8), Z12
+	VMOVUPS 64(R8), Z23
+	VMOVUPS 128(R8), Z24
+	VMOVUPS 192(R8), Z25
+
+	// keptMean = keep * oldMean
+	VMULPS Z12, Z21, Z12
+	VMULPS Z23, Z21, Z23
+	VMULPS Z24, Z21, Z24
+	VMULPS Z25, Z21, Z25
+
+	// takenMean = take * mean
+	VMULPS Z17, Z22, Z17
+	VMULPS Z18, Z22, Z18
+	VMULPS Z19, Z22, Z19
+	VMULPS Z20, Z22, Z20
+
+	// newMean = keptMean + takenMean
+	VADDPS Z17, Z12, Z12
+	VADDPS Z18, Z23, Z17
+	VADDPS Z19, Z24, Z18
+	VADDPS Z20, Z25, Z19
+
+	// runMean[row] = newMean
+	VMOVUPS Z12, (R8)
+	VMOVUPS Z17, 64(R8)
+	VMOVUPS Z18, 128(R8)
+	VMOVUPS Z19, 192(R8)
+
+	// oldVar = runVar[row]
+	VMOVUPS (R9), Z12
+	VMOVUPS 64(R9), Z17
+	VMOVUPS 128(R9), Z18
+	VMOVUPS 192(R9), Z19
+
+	// keptVar = keep * oldVar
+	VMULPS Z12, Z21, Z12
+	VMULPS Z17, Z21, Z17
+	VMULPS Z18, Z21, Z18
+	VMULPS Z19, Z21, Z19
+
+	// takenVar = take * unbiasedVariance
+	VMULPS Z9, Z22, Z9
+	VMULPS Z10, Z22, Z10
+	VMULPS Z11, Z22, Z11
+	VMULPS Z8, Z22, Z8
+
+	// newVar = keptVar + takenVar
+	VADDPS Z9, Z12, Z9
+	VADDPS Z10, Z17, Z10
+	VADDPS Z11, Z18, Z11
+	VADDPS Z8, Z19, Z8
+
+	// runVar[row] = newVar
+	VMOVUPS Z9, (R9)
+	VMOVUPS Z10, 64(R9)
+	VMOVUPS Z11, 128(R9)
+	VMOVUPS Z8, 192(R9)
+
+	// gain = gain[row]
+	VMOVUPS (SI), Z8
+	VMOVUPS 64(SI), Z9
+	VMOVUPS 128(SI), Z10
+	VMOVUPS 192(SI), Z11
+
+	// scale = rstd * gain
+	VMULPS Z8, Z14, Z8
+	VMULPS Z9, Z15, Z9
+	VMULPS Z10, Z16, Z10
+	VMULPS Z11, Z13, Z11
+
+	// bias = bias[row]
+	VMOVUPS (DI), Z12
+	VMOVUPS 64(DI), Z13
+	VMOVUPS 128(DI), Z14
+	VMOVUPS 192(DI), Z15
+
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    sloop2plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+sloop2nt:
+	TESTQ      R15, R15
+	JZ         sloop2ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+sloop2ntfetched:
+	VMOVUPS  (BX)(R14*1), Z16
+	VSUBPS   Z0, Z16, Z16
+	VSUBPS   Z4, Z16, Z16
+	VMULPS   Z8, Z16, Z16
+	VADDPS   Z12, Z16, Z16
+	VMOVNTPS Z16, (AX)(R14*1)
+	VMOVUPS  64(BX)(R14*1), Z16
+	VSUBPS   Z1, Z16, Z16
+	VSUBPS   Z5, Z16, Z16
+	VMULPS   Z9, Z16, Z16
+	VADDPS   Z13, Z16, Z16
+	VMOVNTPS Z16, 64(AX)(R14*1)
+	VMOVUPS  128(BX)(R14*1), Z16
+	VSUBPS   Z2, Z16, Z16
+	VSUBPS   Z6, Z16, Z16
+	VMULPS   Z10, Z16, Z16
+	VADDPS   Z14, Z16, Z16
+	VMOVNTPS Z16, 128(AX)(R14*1)
+	VMOVUPS  192(BX)(R14*1), Z16
+	VSUBPS   Z3, Z16, Z16
+	VSUBPS   Z7, Z16, Z16
+	VMULPS   Z11, Z16, Z16
+	VADDPS   Z15, Z16, Z16
+	VMOVNTPS Z16, 192(AX)(R14*1)
+	INCQ     R13
+	ADDQ     R12, R14
+	CMPQ     R13, R11
+	JB       sloop2nt
+	JMP      sloop2out
+
+sloop2plain:
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+sloop2:
+	TESTQ      R15, R15
+	JZ         sloop2fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	ADDQ       R12, R15
+
+sloop2fetched:
+	VMOVUPS (BX)(R14*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R14*1)
+	VMOVUPS 64(BX)(R14*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R14*1)
+	VMOVUPS 128(BX)(R14*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R14*1)
+	VMOVUPS 192(BX)(R14*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R14*1)
+	INCQ    R13
+	ADDQ    R12, R14
+	CMPQ    R13, R11
+	JB      sloop2
+
+sloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	ADDQ $+256, R8
+	ADDQ $+256, R9
+	SUBQ $+64, R10
+	CMPQ R10, $+64
+	JAE  sgroup
+
 blocks:
 	CMPQ R10, $+16
 	JB   tail
@@ -18311,12 +18946,14 @@ blocks:
 block:
 	// a block of 16 rows
 	// pivot = the row's first x
+	VMOVUPS (BX), Z0
+
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -18325,7 +18962,6 @@ bloop0short:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
-	VMOVUPS (BX), Z1
 
 bloop0:
 	TESTQ      R15, R15
@@ -18335,8 +18971,8 @@ bloop0:
 
 bloop0fetched:
 	VMOVUPS (BX)(R14*1), Z2
-	VSUBPS  Z1, Z2, Z2
-	VADDPS  Z2, Z0, Z0
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
 	INCQ    R13
 	ADDQ    R12, R14
 	CMPQ    R13, BP
@@ -18345,18 +18981,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z0, Z0
-	VMOVUPS Z0, 192(SP)
-	VPXORD  Z0, Z0, Z0
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
+	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -18368,41 +19004,34 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 192(SP), Z1
-	VADDPS  128(SP), Z1, Z1
-	VADDPS  Z1, Z0, Z0
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Z0, 1152(SP)
-
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X0
-	VCVTSI2SSQ   R11, X0, X1
-	VDIVSS       X1, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X2
+	VCVTSI2SSQ   R11, X2, X3
+	VDIVSS       X3, X2, X2
+	VBROADCASTSS X2, Z2
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 1152(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1216(SP)
+	VMULPS Z2, Z1, Z1
 
 	// shift = pivot + pivotMean
-	VMOVUPS 1216(SP), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1280(SP)
+	VADDPS Z1, Z0, Z0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     bloop1short
 	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
+	VMOVUPS Z3, 192(SP)
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1short:
 	XORQ    R13, R13
@@ -18411,7 +19040,6 @@ bloop1short:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
-	VMOVUPS 1280(SP), Z3
 
 bloop1:
 	TESTQ      R15, R15
@@ -18421,9 +19049,9 @@ bloop1:
 
 bloop1fetched:
 	VMOVUPS     (BX)(R14*1), Z4
-	VSUBPS      Z3, Z4, Z4
+	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
-	VFMADD231PS Z4, Z4, Z2
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -18435,9 +19063,9 @@ bloop1fetched:
 	VADDPS  256(SP), Z1, Z1
 	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  320(SP), Z2, Z2
-	VMOVUPS Z2, 320(SP)
-	VPXORD  Z2, Z2, Z2
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
+	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     bloop1next
 
@@ -18447,11 +19075,11 @@ bloop1fetched:
 	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VMOVUPS Z2, 192(SP)
-	VPXORD  Z2, Z2, Z2
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 320(SP)
 
 bloop1next:
 	ADDQ    $+64, BP
@@ -18463,185 +19091,137 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop1summed
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS 320(SP), Z3
-	VADDPS  192(SP), Z3, Z3
-	VADDPS  Z3, Z2, Z2
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Z1, 1344(SP)
-
 	// correction = devSum * invN
-	VMOVUPS 1344(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1408(SP)
+	VMULPS Z2, Z1, Z1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Z2, 1472(SP)
-
 	// meanSquare = squareSum * invN
-	VMOVUPS 1472(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1536(SP)
+	VMULPS Z2, Z3, Z3
 
 	// correctionSq = correction * correction
-	VMOVUPS 1408(SP), Z1
-	VMULPS  Z1, Z1, Z1
-	VMOVUPS Z1, 1600(SP)
+	VMULPS Z1, Z1, Z4
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1600(SP), Z1
-	VMOVUPS 1536(SP), Z2
-	VSUBPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1664(SP)
+	VSUBPS Z4, Z3, Z3
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X4
+	VBROADCASTSS X4, Z4
 
 	// varianceEps = variance + eps
-	VMOVUPS 1664(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1728(SP)
+	VADDPS Z4, Z3, Z4
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Z5
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      1728(SP), Z3
-	VCMPPS       $0x16, Z1, Z3, K1
-	VCMPPS       $0x19, Z2, Z3, K2
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1
+	VCMPPS       $0x19, Z6, Z4, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Z5
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1728(SP), Z2
-	VSQRTPS Z2, Z2
-	VMOVUPS Z2, 1792(SP)
+	VSQRTPS Z4, Z4
 
 	// rstd = 1 / std
-	VMOVUPS 1792(SP), Z2
-	VDIVPS  Z2, Z1, Z1
-	VMOVUPS Z1, 1856(SP)
+	VDIVPS Z4, Z5, Z4
 
 	// rstd[row] = rstd
-	VMOVUPS 1856(SP), Z1
-	VMOVUPS Z1, (DX)
+	VMOVUPS Z4, (DX)
 
 	// mean = shift + correction
-	VMOVUPS 1408(SP), Z1
-	VMOVUPS 1280(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1920(SP)
+	VADDPS Z1, Z0, Z5
 
 	// mean[row] = mean
-	VMOVUPS 1920(SP), Z1
-	VMOVUPS Z1, (CX)
+	VMOVUPS Z5, (CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
 
 	// the constant 1
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        R13, X8
+	VBROADCASTSS X8, Z8
 
 	// unbias = 1 - invN
-	VSUBPS Z0, Z3, Z0
+	VSUBPS Z2, Z8, Z2
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 1664(SP), Z3
-	VDIVPS  Z0, Z3, Z0
-	VMOVUPS Z0, 1984(SP)
+	VDIVPS Z2, Z3, Z2
 
 	// oldMean = runMean[row]
-	VMOVUPS (R8), Z0
-	VMOVUPS Z0, 2048(SP)
+	VMOVUPS (R8), Z3
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2048(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2112(SP)
+	VMULPS Z3, Z6, Z3
 
 	// takenMean = take * mean
-	VMOVUPS 1920(SP), Z0
-	VMULPS  Z0, Z2, Z0
-	VMOVUPS Z0, 2176(SP)
+	VMULPS Z5, Z7, Z5
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2176(SP), Z0
-	VMOVUPS 2112(SP), Z3
-	VADDPS  Z0, Z3, Z0
-	VMOVUPS Z0, 2240(SP)
+	VADDPS Z5, Z3, Z3
 
 	// runMean[row] = newMean
-	VMOVUPS 2240(SP), Z0
-	VMOVUPS Z0, (R8)
+	VMOVUPS Z3, (R8)
 
 	// oldVar = runVar[row]
-	VMOVUPS (R9), Z0
-	VMOVUPS Z0, 2304(SP)
+	VMOVUPS (R9), Z3
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2304(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2368(SP)
+	VMULPS Z3, Z6, Z3
 
 	// takenVar = take * unbiasedVariance
-	VMOVUPS 1984(SP), Z0
-	VMULPS  Z0, Z2, Z0
-	VMOVUPS Z0, 2432(SP)
+	VMULPS Z2, Z7, Z2
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 2432(SP), Z0
-	VMOVUPS 2368(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2496(SP)
+	VADDPS Z2, Z3, Z2
 
 	// runVar[row] = newVar
-	VMOVUPS 2496(SP), Z0
-	VMOVUPS Z0, (R9)
+	VMOVUPS Z2, (R9)
 
 	// gain = gain[row]
+	VMOVUPS (SI), Z2
+
 	// scale = rstd * gain
-	VMOVUPS (SI), Z0
-	VMOVUPS 1856(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2560(SP)
+	VMULPS Z2, Z4, Z2
 
 	// bias = bias[row]
+	VMOVUPS (DI), Z3
+
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVQ  64(SP), R13
 	TESTQ R13, R13
 	JZ    bloop2plain
 
 	// streaming stores
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    (SP), R15
-	VMOVUPS 1280(SP), Z0
-	VMOVUPS 1408(SP), Z1
-	VMOVUPS 2560(SP), Z2
-	VMOVUPS (DI), Z3
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
 
 bloop2nt:
 	TESTQ      R15, R15
@@ -18663,13 +19243,9 @@ bloop2ntfetched:
 	JMP      bloop2out
 
 bloop2plain:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    (SP), R15
-	VMOVUPS 1280(SP), Z0
-	VMOVUPS 1408(SP), Z1
-	VMOVUPS 2560(SP), Z2
-	VMOVUPS (DI), Z3
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
 
 bloop2:
 	TESTQ      R15, R15
@@ -18714,14 +19290,13 @@ tail:
 
 	// pivot = the row's first x
 	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS   Z0, 1152(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 tloop0short:
 	XORQ    R13, R13
@@ -18729,12 +19304,11 @@ tloop0short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
-	VMOVUPS 1152(SP), Z1
 
 tloop0:
 	VMOVUPS.Z (BX)(R14*1), K1, Z2
-	VSUBPS    Z1, Z2, Z2
-	VADDPS    Z2, Z0, Z0
+	VSUBPS    Z0, Z2, Z2
+	VADDPS    Z2, Z1, Z1
 	INCQ      R13
 	ADDQ      R12, R14
 	CMPQ      R13, R15
@@ -18743,18 +19317,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z0, Z0
-	VMOVUPS Z0, 192(SP)
-	VPXORD  Z0, Z0, Z0
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
+	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R13
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 tloop0next:
 	ADDQ    $+64, R15
@@ -18766,41 +19340,34 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 192(SP), Z1
-	VADDPS  128(SP), Z1, Z1
-	VADDPS  Z1, Z0, Z0
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Z0, 1216(SP)
-
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X0
-	VCVTSI2SSQ   R11, X0, X1
-	VDIVSS       X1, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X2
+	VCVTSI2SSQ   R11, X2, X3
+	VDIVSS       X3, X2, X2
+	VBROADCASTSS X2, Z2
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 1216(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1280(SP)
+	VMULPS Z2, Z1, Z1
 
 	// shift = pivot + pivotMean
-	VMOVUPS 1280(SP), Z1
-	VMOVUPS 1152(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1344(SP)
+	VADDPS Z1, Z0, Z0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	CMPQ    R11, $+64
 	JBE     tloop1short
 	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
+	VMOVUPS Z3, 192(SP)
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1short:
 	XORQ    R13, R13
@@ -18808,13 +19375,12 @@ tloop1short:
 	MOVQ    $+64, R15
 	CMPQ    R15, R11
 	CMOVQGT R11, R15
-	VMOVUPS 1344(SP), Z3
 
 tloop1:
 	VMOVUPS.Z   (BX)(R14*1), K1, Z4
-	VSUBPS      Z3, Z4, Z4
+	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
-	VFMADD231PS Z4, Z4, Z2
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R15
@@ -18826,9 +19392,9 @@ tloop1:
 	VADDPS  256(SP), Z1, Z1
 	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  320(SP), Z2, Z2
-	VMOVUPS Z2, 320(SP)
-	VPXORD  Z2, Z2, Z2
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
+	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R13
 	JNZ     tloop1next
 
@@ -18838,11 +19404,11 @@ tloop1:
 	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VMOVUPS Z2, 192(SP)
-	VPXORD  Z2, Z2, Z2
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 320(SP)
 
 tloop1next:
 	ADDQ    $+64, R15
@@ -18854,185 +19420,131 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop1summed
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS 320(SP), Z3
-	VADDPS  192(SP), Z3, Z3
-	VADDPS  Z3, Z2, Z2
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Z1, 1408(SP)
-
 	// correction = devSum * invN
-	VMOVUPS 1408(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1472(SP)
+	VMULPS Z2, Z1, Z1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Z2, 1536(SP)
-
 	// meanSquare = squareSum * invN
-	VMOVUPS 1536(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1600(SP)
+	VMULPS Z2, Z3, Z3
 
 	// correctionSq = correction * correction
-	VMOVUPS 1472(SP), Z1
-	VMULPS  Z1, Z1, Z1
-	VMOVUPS Z1, 1664(SP)
+	VMULPS Z1, Z1, Z4
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1664(SP), Z1
-	VMOVUPS 1600(SP), Z2
-	VSUBPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1728(SP)
+	VSUBPS Z4, Z3, Z3
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X4
+	VBROADCASTSS X4, Z4
 
 	// varianceEps = variance + eps
-	VMOVUPS 1728(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1792(SP)
+	VADDPS Z4, Z3, Z4
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Z5
 	MOVL         $0x15f79688, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      1792(SP), Z3
-	VCMPPS       $0x16, Z1, Z3, K1, K2
-	VCMPPS       $0x19, Z2, Z3, K1, K3
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z4, K1, K2
+	VCMPPS       $0x19, Z6, Z4, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R10
-	VMOVD        R10, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R10, X5
+	VBROADCASTSS X5, Z5
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1792(SP), Z2
-	VSQRTPS Z2, Z2
-	VMOVUPS Z2, 1856(SP)
+	VSQRTPS Z4, Z4
 
 	// rstd = 1 / std
-	VMOVUPS 1856(SP), Z2
-	VDIVPS  Z2, Z1, Z1
-	VMOVUPS Z1, 1920(SP)
+	VDIVPS Z4, Z5, Z4
 
 	// rstd[row] = rstd
-	VMOVUPS 1920(SP), Z1
-	VMOVUPS Z1, K1, (DX)
+	VMOVUPS Z4, K1, (DX)
 
 	// mean = shift + correction
-	VMOVUPS 1472(SP), Z1
-	VMOVUPS 1344(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1984(SP)
+	VADDPS Z1, Z0, Z5
 
 	// mean[row] = mean
-	VMOVUPS 1984(SP), Z1
-	VMOVUPS Z1, K1, (CX)
+	VMOVUPS Z5, K1, (CX)
 
 	// keep = 0.9
 	MOVL         $0x3f666666, CX
-	VMOVD        CX, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        CX, X6
+	VBROADCASTSS X6, Z6
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, CX
-	VMOVD        CX, X2
-	VBROADCASTSS X2, Z2
+	VMOVD        CX, X7
+	VBROADCASTSS X7, Z7
 
 	// the constant 1
 	MOVL         $0x3f800000, CX
-	VMOVD        CX, X3
-	VBROADCASTSS X3, Z3
+	VMOVD        CX, X8
+	VBROADCASTSS X8, Z8
 
 	// unbias = 1 - invN
-	VSUBPS Z0, Z3, Z0
+	VSUBPS Z2, Z8, Z2
 
 	// unbiasedVariance = variance / unbias
-	VMOVUPS 1728(SP), Z3
-	VDIVPS  Z0, Z3, Z0
-	VMOVUPS Z0, 2048(SP)
+	VDIVPS Z2, Z3, Z2
 
 	// oldMean = runMean[row]
-	VMOVUPS.Z (R8), K1, Z0
-	VMOVUPS   Z0, 2112(SP)
+	VMOVUPS.Z (R8), K1, Z3
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2112(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2176(SP)
+	VMULPS Z3, Z6, Z3
 
 	// takenMean = take * mean
-	VMOVUPS 1984(SP), Z0
-	VMULPS  Z0, Z2, Z0
-	VMOVUPS Z0, 2240(SP)
+	VMULPS Z5, Z7, Z5
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2240(SP), Z0
-	VMOVUPS 2176(SP), Z3
-	VADDPS  Z0, Z3, Z0
-	VMOVUPS Z0, 2304(SP)
+	VADDPS Z5, Z3, Z3
 
 	// runMean[row] = newMean
-	VMOVUPS 2304(SP), Z0
-	VMOVUPS Z0, K1, (R8)
+	VMOVUPS Z3, K1, (R8)
 
 	// oldVar = runVar[row]
-	VMOVUPS.Z (R9), K1, Z0
-	VMOVUPS   Z0, 2368(SP)
+	VMOVUPS.Z (R9), K1, Z3
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2368(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2432(SP)
+	VMULPS Z3, Z6, Z3
 
 	// takenVar = take * unbiasedVariance
-	VMOVUPS 2048(SP), Z0
-	VMULPS  Z0, Z2, Z0
-	VMOVUPS Z0, 2496(SP)
+	VMULPS Z2, Z7, Z2
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 2496(SP), Z0
-	VMOVUPS 2432(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2560(SP)
+	VADDPS Z2, Z3, Z2
 
 	// runVar[row] = newVar
-	VMOVUPS 2560(SP), Z0
-	VMOVUPS Z0, K1, (R9)
+	VMOVUPS Z2, K1, (R9)
 
 	// gain = gain[row]
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS   Z0, 2624(SP)
+	VMOVUPS.Z (SI), K1, Z2
 
 	// scale = rstd * gain
-	VMOVUPS 2624(SP), Z0
-	VMOVUPS 1920(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 3712(SP)
+	VMULPS Z2, Z4, Z2
 
 	// bias = bias[row]
-	VMOVUPS.Z (DI), K1, Z0
-	VMOVUPS   Z0, 3776(SP)
+	VMOVUPS.Z (DI), K1, Z3
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ    CX, CX
-	XORQ    DX, DX
-	VMOVUPS 1344(SP), Z0
-	VMOVUPS 1472(SP), Z1
-	VMOVUPS 3712(SP), Z2
-	VMOVUPS 3776(SP), Z3
+	XORQ CX, CX
+	XORQ DX, DX
 
 tloop2:
 	VMOVUPS.Z (BX)(DX*1), K1, Z4
@@ -21906,8 +22418,16 @@ nont:
 
 ntset:
 	MOVQ R13, 64(SP)
-	CMPQ R10, $+128
-	JB   blocks
+
+	// at most 8 elements, or rows spanning at most 131072 bytes: groups of 4 blocks only
+	CMPQ  R11, $+8
+	JBE   sgroups
+	MOVQ  R12, R13
+	IMULQ R11, R13
+	CMPQ  R13, $+131072
+	JBE   sgroups
+	CMPQ  R10, $+128
+	JB    sgroups
 
 group:
 	// a group of 8 blocks, 128 rows
@@ -22282,42 +22802,42 @@ gloop0summed:
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2240(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2304(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2368(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2432(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2496(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2560(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      2624(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// s4 = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
@@ -22397,42 +22917,42 @@ gloop0summed:
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3264(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3328(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3392(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3456(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3520(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3584(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3648(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// s7 = sum(dy)
 	VMOVUPS Z8, 3712(SP)
@@ -22455,42 +22975,42 @@ gloop0summed:
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3776(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3840(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3904(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      3968(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4032(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4096(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4160(SP), Z3
 	VCMPPS       $0x16, Z1, Z3, K1
 	VCMPPS       $0x19, Z2, Z3, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// s8 = s7 * s4
 	VMOVUPS 3712(SP), Z1
@@ -22563,42 +23083,42 @@ gloop0summed:
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4800(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4864(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4928(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      4992(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      5056(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      5120(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      5184(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// dbias[row] = s7
 	VMOVUPS 3712(SP), Z0
@@ -22974,6 +23494,508 @@ gloop1out:
 	CMPQ R10, $+128
 	JAE  group
 
+sgroups:
+	CMPQ R10, $+64
+	JB   blocks
+
+sgroup:
+	// a group of 4 blocks, 64 rows
+	// s0 = mean[row]
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS 128(DI), Z2
+	VMOVUPS 192(DI), Z3
+
+	// s1 = rstd[row]
+	VMOVUPS (R8), Z4
+	VMOVUPS 64(R8), Z5
+	VMOVUPS 128(R8), Z6
+	VMOVUPS 192(R8), Z7
+
+	// s2 = gain[row]
+	VMOVUPS (R9), Z8
+	VMOVUPS 64(R9), Z9
+	VMOVUPS 128(R9), Z10
+	VMOVUPS 192(R9), Z11
+
+	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VPXORD  Z16, Z16, Z16
+	VPXORD  Z17, Z17, Z17
+	VPXORD  Z18, Z18, Z18
+	VPXORD  Z19, Z19, Z19
+	CMPQ    R11, $+64
+	JBE     sloop0short
+	VMOVUPS Z12, 128(SP)
+	VMOVUPS Z13, 192(SP)
+	VMOVUPS Z14, 256(SP)
+	VMOVUPS Z15, 320(SP)
+	VMOVUPS Z16, 384(SP)
+	VMOVUPS Z17, 448(SP)
+	VMOVUPS Z18, 512(SP)
+	VMOVUPS Z19, 576(SP)
+	VMOVUPS Z12, 640(SP)
+	VMOVUPS Z13, 704(SP)
+	VMOVUPS Z14, 768(SP)
+	VMOVUPS Z15, 832(SP)
+	VMOVUPS Z16, 896(SP)
+	VMOVUPS Z17, 960(SP)
+	VMOVUPS Z18, 1024(SP)
+	VMOVUPS Z19, 1088(SP)
+
+sloop0short:
+	XORQ    R13, R13
+	XORQ    R14, R14
+	MOVQ    (SP), R15
+	MOVQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+
+sloop0:
+	TESTQ      R15, R15
+	JZ         sloop0fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+sloop0fetched:
+	VMOVUPS     (BX)(R14*1), Z20
+	VMOVUPS     (SI)(R14*1), Z21
+	VSUBPS      Z0, Z21, Z21
+	VMULPS      Z4, Z21, Z21
+	VFMADD231PS Z21, Z20, Z12
+	VADDPS      Z20, Z16, Z16
+	VMOVUPS     64(BX)(R14*1), Z20
+	VMOVUPS     64(SI)(R14*1), Z21
+	VSUBPS      Z1, Z21, Z21
+	VMULPS      Z5, Z21, Z21
+	VFMADD231PS Z21, Z20, Z13
+	VADDPS      Z20, Z17, Z17
+	VMOVUPS     128(BX)(R14*1), Z20
+	VMOVUPS     128(SI)(R14*1), Z21
+	VSUBPS      Z2, Z21, Z21
+	VMULPS      Z6, Z21, Z21
+	VFMADD231PS Z21, Z20, Z14
+	VADDPS      Z20, Z18, Z18
+	VMOVUPS     192(BX)(R14*1), Z20
+	VMOVUPS     192(SI)(R14*1), Z21
+	VSUBPS      Z3, Z21, Z21
+	VMULPS      Z7, Z21, Z21
+	VFMADD231PS Z21, Z20, Z15
+	VADDPS      Z20, Z19, Z19
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, BP
+	JB          sloop0
+	CMPQ        R13, R11
+	JAE         sloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  640(SP), Z12, Z12
+	VMOVUPS Z12, 640(SP)
+	VPXORD  Z12, Z12, Z12
+	VADDPS  704(SP), Z13, Z13
+	VMOVUPS Z13, 704(SP)
+	VPXORD  Z13, Z13, Z13
+	VADDPS  768(SP), Z14, Z14
+	VMOVUPS Z14, 768(SP)
+	VPXORD  Z14, Z14, Z14
+	VADDPS  832(SP), Z15, Z15
+	VMOVUPS Z15, 832(SP)
+	VPXORD  Z15, Z15, Z15
+	VADDPS  896(SP), Z16, Z16
+	VMOVUPS Z16, 896(SP)
+	VPXORD  Z16, Z16, Z16
+	VADDPS  960(SP), Z17, Z17
+	VMOVUPS Z17, 960(SP)
+	VPXORD  Z17, Z17, Z17
+	VADDPS  1024(SP), Z18, Z18
+	VMOVUPS Z18, 1024(SP)
+	VPXORD  Z18, Z18, Z18
+	VADDPS  1088(SP), Z19, Z19
+	VMOVUPS Z19, 1088(SP)
+	VPXORD  Z19, Z19, Z19
+	TESTQ   $+4095, R13
+	JNZ     sloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 640(SP), Z12
+	VADDPS  128(SP), Z12, Z12
+	VMOVUPS Z12, 128(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 640(SP)
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VMOVUPS Z13, 192(SP)
+	VPXORD  Z13, Z13, Z13
+	VMOVUPS Z13, 704(SP)
+	VMOVUPS 768(SP), Z14
+	VADDPS  256(SP), Z14, Z14
+	VMOVUPS Z14, 256(SP)
+	VPXORD  Z14, Z14, Z14
+	VMOVUPS Z14, 768(SP)
+	VMOVUPS 832(SP), Z15
+	VADDPS  320(SP), Z15, Z15
+	VMOVUPS Z15, 320(SP)
+	VPXORD  Z15, Z15, Z15
+	VMOVUPS Z15, 832(SP)
+	VMOVUPS 896(SP), Z16
+	VADDPS  384(SP), Z16, Z16
+	VMOVUPS Z16, 384(SP)
+	VPXORD  Z16, Z16, Z16
+	VMOVUPS Z16, 896(SP)
+	VMOVUPS 960(SP), Z17
+	VADDPS  448(SP), Z17, Z17
+	VMOVUPS Z17, 448(SP)
+	VPXORD  Z17, Z17, Z17
+	VMOVUPS Z17, 960(SP)
+	VMOVUPS 1024(SP), Z18
+	VADDPS  512(SP), Z18, Z18
+	VMOVUPS Z18, 512(SP)
+	VPXORD  Z18, Z18, Z18
+	VMOVUPS Z18, 1024(SP)
+	VMOVUPS 1088(SP), Z19
+	VADDPS  576(SP), Z19, Z19
+	VMOVUPS Z19, 576(SP)
+	VPXORD  Z19, Z19, Z19
+	VMOVUPS Z19, 1088(SP)
+
+sloop0next:
+	ADDQ    $+64, BP
+	CMPQ    BP, R11
+	CMOVQGT R11, BP
+	JMP     sloop0
+
+sloop0end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R11, $+64
+	JBE     sloop0summed
+	VMOVUPS 640(SP), Z20
+	VADDPS  128(SP), Z20, Z20
+	VADDPS  Z20, Z12, Z12
+	VMOVUPS 704(SP), Z20
+	VADDPS  192(SP), Z20, Z20
+	VADDPS  Z20, Z13, Z13
+	VMOVUPS 768(SP), Z20
+	VADDPS  256(SP), Z20, Z20
+	VADDPS  Z20, Z14, Z14
+	VMOVUPS 832(SP), Z20
+	VADDPS  320(SP), Z20, Z20
+	VADDPS  Z20, Z15, Z15
+	VMOVUPS 896(SP), Z20
+	VADDPS  384(SP), Z20, Z20
+	VADDPS  Z20, Z16, Z16
+	VMOVUPS 960(SP), Z20
+	VADDPS  448(SP), Z20, Z20
+	VADDPS  Z20, Z17, Z17
+	VMOVUPS 1024(SP), Z20
+	VADDPS  512(SP), Z20, Z20
+	VADDPS  Z20, Z18, Z18
+	VMOVUPS 1088(SP), Z20
+	VADDPS  576(SP), Z20, Z20
+	VADDPS  Z20, Z19, Z19
+
+sloop0summed:
+	// s3 = sum(dy*((x - s0)*s1))
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X20
+	VBROADCASTSS X20, Z20
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X21
+	VBROADCASTSS X21, Z21
+	VCMPPS       $0x16, Z20, Z12, K1
+	VCMPPS       $0x19, Z21, Z12, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z20, Z13, K1
+	VCMPPS       $0x19, Z21, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z20, Z14, K1
+	VCMPPS       $0x19, Z21, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z20, Z15, K1
+	VCMPPS       $0x19, Z21, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s4 = 1/n, n the row's length
+	MOVL         $0x3f800000, R13
+	VMOVD        R13, X20
+	VCVTSI2SSQ   R11, X20, X21
+	VDIVSS       X21, X20, X20
+	VBROADCASTSS X20, Z20
+
+	// s5 = s3 * s4
+	VMULPS Z20, Z12, Z21
+	VMULPS Z20, Z13, Z22
+	VMULPS Z20, Z14, Z23
+	VMULPS Z20, Z15, Z24
+
+	// s6 = s2 * s5
+	VMULPS Z21, Z8, Z21
+	VMULPS Z22, Z9, Z22
+	VMULPS Z23, Z10, Z23
+	VMULPS Z24, Z11, Z24
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X25
+	VBROADCASTSS X25, Z25
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X26
+	VBROADCASTSS X26, Z26
+	VCMPPS       $0x16, Z25, Z21, K1
+	VCMPPS       $0x19, Z26, Z21, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z22, K1
+	VCMPPS       $0x19, Z26, Z22, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z23, K1
+	VCMPPS       $0x19, Z26, Z23, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z24, K1
+	VCMPPS       $0x19, Z26, Z24, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s7 = sum(dy)
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X25
+	VBROADCASTSS X25, Z25
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X26
+	VBROADCASTSS X26, Z26
+	VCMPPS       $0x16, Z25, Z16, K1
+	VCMPPS       $0x19, Z26, Z16, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z17, K1
+	VCMPPS       $0x19, Z26, Z17, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z18, K1
+	VCMPPS       $0x19, Z26, Z18, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z25, Z19, K1
+	VCMPPS       $0x19, Z26, Z19, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// s8 = s7 * s4
+	VMULPS Z20, Z16, Z25
+	VMULPS Z20, Z17, Z26
+	VMULPS Z20, Z18, Z27
+	VMULPS Z20, Z19, Z20
+
+	// s9 = s2 * s8
+	VMULPS Z25, Z8, Z25
+	VMULPS Z26, Z9, Z26
+	VMULPS Z27, Z10, Z27
+	VMULPS Z20, Z11, Z20
+
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R13
+	VMOVD        R13, X28
+	VBROADCASTSS X28, Z28
+	MOVL         $0xff7fffff, R13
+	VMOVD        R13, X29
+	VBROADCASTSS X29, Z29
+	VCMPPS       $0x16, Z28, Z25, K1
+	VCMPPS       $0x19, Z29, Z25, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z28, Z26, K1
+	VCMPPS       $0x19, Z29, Z26, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z28, Z27, K1
+	VCMPPS       $0x19, Z29, Z27, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z28, Z20, K1
+	VCMPPS       $0x19, Z29, Z20, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// dbias[row] = s7
+	VMOVUPS Z16, (DX)
+	VMOVUPS Z17, 64(DX)
+	VMOVUPS Z18, 128(DX)
+	VMOVUPS Z19, 192(DX)
+
+	// dgain[row] = s3
+	VMOVUPS Z12, (CX)
+	VMOVUPS Z13, 64(CX)
+	VMOVUPS Z14, 128(CX)
+	VMOVUPS Z15, 192(CX)
+
+	// the constant 0
+	MOVL         $0x00000000, R13
+	VMOVD        R13, X12
+	VBROADCASTSS X12, Z12
+
+	// s11 = 0 - s6
+	VSUBPS Z21, Z12, Z13
+	VSUBPS Z22, Z12, Z14
+	VSUBPS Z23, Z12, Z15
+	VSUBPS Z24, Z12, Z12
+
+	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	MOVQ  64(SP), R13
+	TESTQ R13, R13
+	JZ    sloop1plain
+
+	// streaming stores
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+sloop1nt:
+	TESTQ      R15, R15
+	JZ         sloop1ntfetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+sloop1ntfetched:
+	VMOVUPS     (BX)(R14*1), Z16
+	VMULPS      Z8, Z16, Z16
+	VSUBPS      Z25, Z16, Z16
+	VMOVUPS     (SI)(R14*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VMULPS      Z4, Z17, Z17
+	VFMADD231PS Z13, Z17, Z16
+	VMULPS      Z4, Z16, Z16
+	VMOVNTPS    Z16, (AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Z16
+	VMULPS      Z9, Z16, Z16
+	VSUBPS      Z26, Z16, Z16
+	VMOVUPS     64(SI)(R14*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VMULPS      Z5, Z17, Z17
+	VFMADD231PS Z14, Z17, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVNTPS    Z16, 64(AX)(R14*1)
+	VMOVUPS     128(BX)(R14*1), Z16
+	VMULPS      Z10, Z16, Z16
+	VSUBPS      Z27, Z16, Z16
+	VMOVUPS     128(SI)(R14*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VMULPS      Z6, Z17, Z17
+	VFMADD231PS Z15, Z17, Z16
+	VMULPS      Z6, Z16, Z16
+	VMOVNTPS    Z16, 128(AX)(R14*1)
+	VMOVUPS     192(BX)(R14*1), Z16
+	VMULPS      Z11, Z16, Z16
+	VSUBPS      Z20, Z16, Z16
+	VMOVUPS     192(SI)(R14*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VMULPS      Z7, Z17, Z17
+	VFMADD231PS Z12, Z17, Z16
+	VMULPS      Z7, Z16, Z16
+	VMOVNTPS    Z16, 192(AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          sloop1nt
+	JMP         sloop1out
+
+sloop1plain:
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
+
+sloop1:
+	TESTQ      R15, R15
+	JZ         sloop1fetched
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 64(BX)(R15*1)
+	PREFETCHT0 128(BX)(R15*1)
+	PREFETCHT0 192(BX)(R15*1)
+	PREFETCHT0 (SI)(R15*1)
+	PREFETCHT0 64(SI)(R15*1)
+	PREFETCHT0 128(SI)(R15*1)
+	PREFETCHT0 192(SI)(R15*1)
+	ADDQ       R12, R15
+
+sloop1fetched:
+	VMOVUPS     (BX)(R14*1), Z16
+	VMULPS      Z8, Z16, Z16
+	VSUBPS      Z25, Z16, Z16
+	VMOVUPS     (SI)(R14*1), Z17
+	VSUBPS      Z0, Z17, Z17
+	VMULPS      Z4, Z17, Z17
+	VFMADD231PS Z13, Z17, Z16
+	VMULPS      Z4, Z16, Z16
+	VMOVUPS     Z16, (AX)(R14*1)
+	VMOVUPS     64(BX)(R14*1), Z16
+	VMULPS      Z9, Z16, Z16
+	VSUBPS      Z26, Z16, Z16
+	VMOVUPS     64(SI)(R14*1), Z17
+	VSUBPS      Z1, Z17, Z17
+	VMULPS      Z5, Z17, Z17
+	VFMADD231PS Z14, Z17, Z16
+	VMULPS      Z5, Z16, Z16
+	VMOVUPS     Z16, 64(AX)(R14*1)
+	VMOVUPS     128(BX)(R14*1), Z16
+	VMULPS      Z10, Z16, Z16
+	VSUBPS      Z27, Z16, Z16
+	VMOVUPS     128(SI)(R14*1), Z17
+	VSUBPS      Z2, Z17, Z17
+	VMULPS      Z6, Z17, Z17
+	VFMADD231PS Z15, Z17, Z16
+	VMULPS      Z6, Z16, Z16
+	VMOVUPS     Z16, 128(AX)(R14*1)
+	VMOVUPS     192(BX)(R14*1), Z16
+	VMULPS      Z11, Z16, Z16
+	VSUBPS      Z20, Z16, Z16
+	VMOVUPS     192(SI)(R14*1), Z17
+	VSUBPS      Z3, Z17, Z17
+	VMULPS      Z7, Z17, Z17
+	VFMADD231PS Z12, Z17, Z16
+	VMULPS      Z7, Z16, Z16
+	VMOVUPS     Z16, 192(AX)(R14*1)
+	INCQ        R13
+	ADDQ        R12, R14
+	CMPQ        R13, R11
+	JB          sloop1
+
+sloop1out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	ADDQ $+256, R8
+	ADDQ $+256, R9
+	SUBQ $+64, R10
+	CMPQ R10, $+64
+	JAE  sgroup
+
 blocks:
 	CMPQ R10, $+16
 	JB   tail
@@ -22981,17 +24003,23 @@ blocks:
 block:
 	// a block of 16 rows
 	// s0 = mean[row]
+	VMOVUPS (DI), Z0
+
 	// s1 = rstd[row]
+	VMOVUPS (R8), Z1
+
 	// s2 = gain[row]
+	VMOVUPS (R9), Z2
+
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     bloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z0, 256(SP)
-	VMOVUPS Z1, 320(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 bloop0short:
 	XORQ    R13, R13
@@ -23000,8 +24028,6 @@ bloop0short:
 	MOVQ    $+64, BP
 	CMPQ    BP, R11
 	CMOVQGT R11, BP
-	VMOVUPS (DI), Z2
-	VMOVUPS (R8), Z3
 
 bloop0:
 	TESTQ      R15, R15
@@ -23011,12 +24037,12 @@ bloop0:
 	ADDQ       R12, R15
 
 bloop0fetched:
-	VMOVUPS     (BX)(R14*1), Z4
-	VMOVUPS     (SI)(R14*1), Z5
-	VSUBPS      Z2, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VFMADD231PS Z5, Z4, Z0
-	VADDPS      Z4, Z1, Z1
+	VMOVUPS     (BX)(R14*1), Z5
+	VMOVUPS     (SI)(R14*1), Z6
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z5, Z3
+	VADDPS      Z5, Z4, Z4
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, BP
@@ -23025,26 +24051,26 @@ bloop0fetched:
 	JAE         bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Z0, Z0
-	VMOVUPS Z0, 256(SP)
-	VPXORD  Z0, Z0, Z0
-	VADDPS  320(SP), Z1, Z1
-	VMOVUPS Z1, 320(SP)
-	VPXORD  Z1, Z1, Z1
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
+	VPXORD  Z3, Z3, Z3
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
+	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, R13
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 256(SP)
-	VMOVUPS 320(SP), Z1
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 320(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VMOVUPS Z4, 192(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 320(SP)
 
 bloop0next:
 	ADDQ    $+64, BP
@@ -23056,118 +24082,96 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     bloop0summed
-	VMOVUPS 256(SP), Z2
-	VADDPS  128(SP), Z2, Z2
-	VADDPS  Z2, Z0, Z0
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS 256(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 320(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VADDPS  Z5, Z4, Z4
 
 bloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Z0, 2176(SP)
-
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X5
+	VBROADCASTSS X5, Z5
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      2176(SP), Z3
-	VCMPPS       $0x16, Z0, Z3, K1
-	VCMPPS       $0x19, Z2, Z3, K2
+	VMOVD        R13, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z3, K1
+	VCMPPS       $0x19, Z6, Z3, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// s4 = 1/n, n the row's length
 	MOVL         $0x3f800000, R13
-	VMOVD        R13, X0
-	VCVTSI2SSQ   R11, X0, X2
-	VDIVSS       X2, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X5
+	VCVTSI2SSQ   R11, X5, X6
+	VDIVSS       X6, X5, X5
+	VBROADCASTSS X5, Z5
 
 	// s5 = s3 * s4
-	VMOVUPS 2176(SP), Z2
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS Z2, 2240(SP)
+	VMULPS Z5, Z3, Z6
 
 	// s6 = s2 * s5
-	VMOVUPS 2240(SP), Z2
-	VMOVUPS (R9), Z3
-	VMULPS  Z2, Z3, Z2
-	VMOVUPS Z2, 2304(SP)
+	VMULPS Z6, Z2, Z6
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X3
-	VBROADCASTSS X3, Z3
-	VMOVUPS      2304(SP), Z4
-	VCMPPS       $0x16, Z2, Z4, K1
-	VCMPPS       $0x19, Z3, Z4, K2
+	VMOVD        R13, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z6, K1
+	VCMPPS       $0x19, Z8, Z6, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Z1, 2368(SP)
-
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      2368(SP), Z3
-	VCMPPS       $0x16, Z1, Z3, K1
-	VCMPPS       $0x19, Z2, Z3, K2
+	VMOVD        R13, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z4, K1
+	VCMPPS       $0x19, Z8, Z4, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 2368(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2432(SP)
+	VMULPS Z5, Z4, Z5
 
 	// s9 = s2 * s8
-	VMOVUPS 2432(SP), Z0
-	VMOVUPS (R9), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2496(SP)
+	VMULPS Z5, Z2, Z5
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R13
-	VMOVD        R13, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, R13
-	VMOVD        R13, X1
-	VBROADCASTSS X1, Z1
-	VMOVUPS      2496(SP), Z2
-	VCMPPS       $0x16, Z0, Z2, K1
-	VCMPPS       $0x19, Z1, Z2, K2
+	VMOVD        R13, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z5, K1
+	VCMPPS       $0x19, Z8, Z5, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// dbias[row] = s7
-	VMOVUPS 2368(SP), Z0
-	VMOVUPS Z0, (DX)
+	VMOVUPS Z4, (DX)
 
 	// dgain[row] = s3
-	VMOVUPS 2176(SP), Z0
-	VMOVUPS Z0, (CX)
+	VMOVUPS Z3, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, R13
-	VMOVD        R13, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R13, X3
+	VBROADCASTSS X3, Z3
 
 	// s11 = 0 - s6
-	VMOVUPS 2304(SP), Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z0, 2560(SP)
+	VSUBPS Z6, Z3, Z3
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
 	MOVQ  64(SP), R13
@@ -23175,14 +24179,9 @@ bloop0summed:
 	JZ    bloop1plain
 
 	// streaming stores
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    (SP), R15
-	VMOVUPS (R9), Z0
-	VMOVUPS 2496(SP), Z1
-	VMOVUPS (DI), Z2
-	VMOVUPS (R8), Z3
-	VMOVUPS 2560(SP), Z4
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
 
 bloop1nt:
 	TESTQ      R15, R15
@@ -23192,15 +24191,15 @@ bloop1nt:
 	ADDQ       R12, R15
 
 bloop1ntfetched:
-	VMOVUPS     (BX)(R14*1), Z5
-	VMULPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
+	VMOVUPS     (BX)(R14*1), Z4
+	VMULPS      Z2, Z4, Z4
+	VSUBPS      Z5, Z4, Z4
 	VMOVUPS     (SI)(R14*1), Z6
-	VSUBPS      Z2, Z6, Z6
-	VMULPS      Z3, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVNTPS    Z5, (AX)(R14*1)
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z3, Z6, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVNTPS    Z4, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R11
@@ -23208,14 +24207,9 @@ bloop1ntfetched:
 	JMP         bloop1out
 
 bloop1plain:
-	XORQ    R13, R13
-	XORQ    R14, R14
-	MOVQ    (SP), R15
-	VMOVUPS (R9), Z0
-	VMOVUPS 2496(SP), Z1
-	VMOVUPS (DI), Z2
-	VMOVUPS (R8), Z3
-	VMOVUPS 2560(SP), Z4
+	XORQ R13, R13
+	XORQ R14, R14
+	MOVQ (SP), R15
 
 bloop1:
 	TESTQ      R15, R15
@@ -23225,15 +24219,15 @@ bloop1:
 	ADDQ       R12, R15
 
 bloop1fetched:
-	VMOVUPS     (BX)(R14*1), Z5
-	VMULPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
+	VMOVUPS     (BX)(R14*1), Z4
+	VMULPS      Z2, Z4, Z4
+	VSUBPS      Z5, Z4, Z4
 	VMOVUPS     (SI)(R14*1), Z6
-	VSUBPS      Z2, Z6, Z6
-	VMULPS      Z3, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     Z5, (AX)(R14*1)
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z3, Z6, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVUPS     Z4, (AX)(R14*1)
 	INCQ        R13
 	ADDQ        R12, R14
 	CMPQ        R13, R11
@@ -23264,25 +24258,22 @@ tail:
 
 	// s0 = mean[row]
 	VMOVUPS.Z (DI), K1, Z0
-	VMOVUPS   Z0, 2176(SP)
 
 	// s1 = rstd[row]
-	VMOVUPS.Z (R8), K1, Z0
-	VMOVUPS   Z0, 2240(SP)
+	VMOVUPS.Z (R8), K1, Z1
 
 	// s2 = gain[row]
-	VMOVUPS.Z (R9), K1, Z0
-	VMOVUPS   Z0, 2304(SP)
+	VMOVUPS.Z (R9), K1, Z2
 
 	// pass 1 over the block's rows: acc0 += dy*((x - s0)*s1); acc1 += dy
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
 	CMPQ    R11, $+64
 	JBE     tloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z1, 192(SP)
-	VMOVUPS Z0, 256(SP)
-	VMOVUPS Z1, 320(SP)
+	VMOVUPS Z3, 128(SP)
+	VMOVUPS Z4, 192(SP)
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS Z4, 320(SP)
 
 tloop0short:
 	XORQ    DI, DI
@@ -23290,16 +24281,14 @@ tloop0short:
 	MOVQ    $+64, R9
 	CMPQ    R9, R11
 	CMOVQGT R11, R9
-	VMOVUPS 2176(SP), Z2
-	VMOVUPS 2240(SP), Z3
 
 tloop0:
-	VMOVUPS.Z   (BX)(R8*1), K1, Z4
-	VMOVUPS.Z   (SI)(R8*1), K1, Z5
-	VSUBPS      Z2, Z5, Z5
-	VMULPS      Z3, Z5, Z5
-	VFMADD231PS Z5, Z4, Z0
-	VADDPS      Z4, Z1, Z1
+	VMOVUPS.Z   (BX)(R8*1), K1, Z5
+	VMOVUPS.Z   (SI)(R8*1), K1, Z6
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z6, Z5, Z3
+	VADDPS      Z5, Z4, Z4
 	INCQ        DI
 	ADDQ        R12, R8
 	CMPQ        DI, R9
@@ -23308,26 +24297,26 @@ tloop0:
 	JAE         tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  256(SP), Z0, Z0
-	VMOVUPS Z0, 256(SP)
-	VPXORD  Z0, Z0, Z0
-	VADDPS  320(SP), Z1, Z1
-	VMOVUPS Z1, 320(SP)
-	VPXORD  Z1, Z1, Z1
+	VADDPS  256(SP), Z3, Z3
+	VMOVUPS Z3, 256(SP)
+	VPXORD  Z3, Z3, Z3
+	VADDPS  320(SP), Z4, Z4
+	VMOVUPS Z4, 320(SP)
+	VPXORD  Z4, Z4, Z4
 	TESTQ   $+4095, DI
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 256(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 256(SP)
-	VMOVUPS 320(SP), Z1
-	VADDPS  192(SP), Z1, Z1
-	VMOVUPS Z1, 192(SP)
-	VPXORD  Z1, Z1, Z1
-	VMOVUPS Z1, 320(SP)
+	VMOVUPS 256(SP), Z3
+	VADDPS  128(SP), Z3, Z3
+	VMOVUPS Z3, 128(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 256(SP)
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VMOVUPS Z4, 192(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 320(SP)
 
 tloop0next:
 	ADDQ    $+64, R9
@@ -23339,138 +24328,111 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R11, $+64
 	JBE     tloop0summed
-	VMOVUPS 256(SP), Z2
-	VADDPS  128(SP), Z2, Z2
-	VADDPS  Z2, Z0, Z0
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VADDPS  Z2, Z1, Z1
+	VMOVUPS 256(SP), Z5
+	VADDPS  128(SP), Z5, Z5
+	VADDPS  Z5, Z3, Z3
+	VMOVUPS 320(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VADDPS  Z5, Z4, Z4
 
 tloop0summed:
 	// s3 = sum(dy*((x - s0)*s1))
-	VMOVUPS Z0, 2368(SP)
-
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        DI, X5
+	VBROADCASTSS X5, Z5
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      2368(SP), Z3
-	VCMPPS       $0x16, Z0, Z3, K1, K2
-	VCMPPS       $0x19, Z2, Z3, K1, K3
+	VMOVD        DI, X6
+	VBROADCASTSS X6, Z6
+	VCMPPS       $0x16, Z5, Z3, K1, K2
+	VCMPPS       $0x19, Z6, Z3, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// s4 = 1/n, n the row's length
 	MOVL         $0x3f800000, DI
-	VMOVD        DI, X0
-	VCVTSI2SSQ   R11, X0, X2
-	VDIVSS       X2, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        DI, X5
+	VCVTSI2SSQ   R11, X5, X6
+	VDIVSS       X6, X5, X5
+	VBROADCASTSS X5, Z5
 
 	// s5 = s3 * s4
-	VMOVUPS 2368(SP), Z2
-	VMULPS  Z0, Z2, Z2
-	VMOVUPS Z2, 2432(SP)
+	VMULPS Z5, Z3, Z6
 
 	// s6 = s2 * s5
-	VMOVUPS 2432(SP), Z2
-	VMOVUPS 2304(SP), Z3
-	VMULPS  Z2, Z3, Z2
-	VMOVUPS Z2, 2496(SP)
+	VMULPS Z6, Z2, Z6
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X2
-	VBROADCASTSS X2, Z2
+	VMOVD        DI, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X3
-	VBROADCASTSS X3, Z3
-	VMOVUPS      2496(SP), Z4
-	VCMPPS       $0x16, Z2, Z4, K1, K2
-	VCMPPS       $0x19, Z3, Z4, K1, K3
+	VMOVD        DI, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z6, K1, K2
+	VCMPPS       $0x19, Z8, Z6, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// s7 = sum(dy)
-	VMOVUPS Z1, 2560(SP)
-
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s7 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        DI, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS      2560(SP), Z3
-	VCMPPS       $0x16, Z1, Z3, K1, K2
-	VCMPPS       $0x19, Z2, Z3, K1, K3
+	VMOVD        DI, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z4, K1, K2
+	VCMPPS       $0x19, Z8, Z4, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// s8 = s7 * s4
-	VMOVUPS 2560(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2624(SP)
+	VMULPS Z5, Z4, Z5
 
 	// s9 = s2 * s8
-	VMOVUPS 2624(SP), Z0
-	VMOVUPS 2304(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2688(SP)
+	VMULPS Z5, Z2, Z5
 
 	// guard: the block goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, DI
-	VMOVD        DI, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        DI, X7
+	VBROADCASTSS X7, Z7
 	MOVL         $0xff7fffff, DI
-	VMOVD        DI, X1
-	VBROADCASTSS X1, Z1
-	VMOVUPS      2688(SP), Z2
-	VCMPPS       $0x16, Z0, Z2, K1, K2
-	VCMPPS       $0x19, Z1, Z2, K1, K3
+	VMOVD        DI, X8
+	VBROADCASTSS X8, Z8
+	VCMPPS       $0x16, Z7, Z5, K1, K2
+	VCMPPS       $0x19, Z8, Z5, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// dbias[row] = s7
-	VMOVUPS 2560(SP), Z0
-	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z4, K1, (DX)
 
 	// dgain[row] = s3
-	VMOVUPS 2368(SP), Z0
-	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z3, K1, (CX)
 
 	// the constant 0
 	MOVL         $0x00000000, CX
-	VMOVD        CX, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        CX, X3
+	VBROADCASTSS X3, Z3
 
 	// s11 = 0 - s6
-	VMOVUPS 2496(SP), Z1
-	VSUBPS  Z1, Z0, Z0
-	VMOVUPS Z0, 2752(SP)
+	VSUBPS Z6, Z3, Z3
 
 	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
-	XORQ    CX, CX
-	XORQ    DX, DX
-	VMOVUPS 2304(SP), Z0
-	VMOVUPS 2688(SP), Z1
-	VMOVUPS 2176(SP), Z2
-	VMOVUPS 2240(SP), Z3
-	VMOVUPS 2752(SP), Z4
+	XORQ CX, CX
+	XORQ DX, DX
 
 tloop1:
-	VMOVUPS.Z   (BX)(DX*1), K1, Z5
-	VMULPS      Z0, Z5, Z5
-	VSUBPS      Z1, Z5, Z5
+	VMOVUPS.Z   (BX)(DX*1), K1, Z4
+	VMULPS      Z2, Z4, Z4
+	VSUBPS      Z5, Z4, Z4
 	VMOVUPS.Z   (SI)(DX*1), K1, Z6
-	VSUBPS      Z2, Z6, Z6
-	VMULPS      Z3, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z3, Z5, Z5
-	VMOVUPS     Z5, K1, (AX)(DX*1)
+	VSUBPS      Z0, Z6, Z6
+	VMULPS      Z1, Z6, Z6
+	VFMADD231PS Z3, Z6, Z4
+	VMULPS      Z1, Z4, Z4
+	VMOVUPS     Z4, K1, (AX)(DX*1)
 	INCQ        CX
 	ADDQ        R12, DX
 	CMPQ        CX, R11
@@ -26216,8 +27178,16 @@ nont:
 
 ntset:
 	MOVQ R11, 64(SP)
-	CMPQ R8, $+128
-	JB   blocks
+
+	// at most 8 elements, or rows spanning at most 131072 bytes: groups of 4 blocks only
+	CMPQ  R9, $+8
+	JBE   sgroups
+	MOVQ  R10, R11
+	IMULQ R9, R11
+	CMPQ  R11, $+131072
+	JBE   sgroups
+	CMPQ  R8, $+128
+	JB    sgroups
 
 group:
 	// a group of 8 blocks, 128 rows
@@ -26983,42 +27953,42 @@ gloop1summed:
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6848(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6912(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      6976(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7040(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7104(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7168(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 	VMOVUPS      7232(SP), Z2
 	VCMPPS       $0x16, Z0, Z2, K1
 	VCMPPS       $0x19, Z1, Z2, K2
 	KORTESTW     K2, K1
-	JNE          blocks
+	JNE          sgroups
 
 	// the constant 1
 	MOVL         $0x3f800000, R11
@@ -27626,6 +28596,605 @@ gloop2out:
 	CMPQ R8, $+128
 	JAE  group
 
+sgroups:
+	CMPQ R8, $+64
+	JB   blocks
+
+sgroup:
+	// a group of 4 blocks, 64 rows
+	// pivot = the row's first x
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 192(CX), Z3
+
+	// pass 1 over the block's rows: pivotSum += x - pivot
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	CMPQ    R9, $+64
+	JBE     sloop0short
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS Z7, 576(SP)
+
+sloop0short:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
+
+sloop0:
+	TESTQ      R13, R13
+	JZ         sloop0fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+sloop0fetched:
+	VMOVUPS (CX)(R12*1), Z8
+	VSUBPS  Z0, Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 64(CX)(R12*1), Z8
+	VSUBPS  Z1, Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 128(CX)(R12*1), Z8
+	VSUBPS  Z2, Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 192(CX)(R12*1), Z8
+	VSUBPS  Z3, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R14
+	JB      sloop0
+	CMPQ    R11, R9
+	JAE     sloop0end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  384(SP), Z4, Z4
+	VMOVUPS Z4, 384(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  448(SP), Z5, Z5
+	VMOVUPS Z5, 448(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  512(SP), Z6, Z6
+	VMOVUPS Z6, 512(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  576(SP), Z7, Z7
+	VMOVUPS Z7, 576(SP)
+	VPXORD  Z7, Z7, Z7
+	TESTQ   $+4095, R11
+	JNZ     sloop0next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 384(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 384(SP)
+	VMOVUPS 448(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 448(SP)
+	VMOVUPS 512(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 512(SP)
+	VMOVUPS 576(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 576(SP)
+
+sloop0next:
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
+	JMP     sloop0
+
+sloop0end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R9, $+64
+	JBE     sloop0summed
+	VMOVUPS 384(SP), Z8
+	VADDPS  128(SP), Z8, Z8
+	VADDPS  Z8, Z4, Z4
+	VMOVUPS 448(SP), Z8
+	VADDPS  192(SP), Z8, Z8
+	VADDPS  Z8, Z5, Z5
+	VMOVUPS 512(SP), Z8
+	VADDPS  256(SP), Z8, Z8
+	VADDPS  Z8, Z6, Z6
+	VMOVUPS 576(SP), Z8
+	VADDPS  320(SP), Z8, Z8
+	VADDPS  Z8, Z7, Z7
+
+sloop0summed:
+	// pivotSum = sum(x - pivot)
+	// invN = 1/n, n the row's length
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X8
+	VCVTSI2SSQ   R9, X8, X9
+	VDIVSS       X9, X8, X8
+	VBROADCASTSS X8, Z8
+
+	// pivotMean = pivotSum * invN
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// shift = pivot + pivotMean
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+
+	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	CMPQ    R9, $+64
+	JBE     sloop1short
+	VMOVUPS Z4, 128(SP)
+	VMOVUPS Z5, 192(SP)
+	VMOVUPS Z6, 256(SP)
+	VMOVUPS Z7, 320(SP)
+	VMOVUPS Z9, 384(SP)
+	VMOVUPS Z10, 448(SP)
+	VMOVUPS Z11, 512(SP)
+	VMOVUPS Z12, 576(SP)
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS Z12, 1088(SP)
+
+sloop1short:
+	XORQ    R11, R11
+	XORQ    R12, R12
+	MOVQ    (SP), R13
+	MOVQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
+
+sloop1:
+	TESTQ      R13, R13
+	JZ         sloop1fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+sloop1fetched:
+	VMOVUPS     (CX)(R12*1), Z13
+	VSUBPS      Z0, Z13, Z13
+	VADDPS      Z13, Z4, Z4
+	VFMADD231PS Z13, Z13, Z9
+	VMOVUPS     64(CX)(R12*1), Z13
+	VSUBPS      Z1, Z13, Z13
+	VADDPS      Z13, Z5, Z5
+	VFMADD231PS Z13, Z13, Z10
+	VMOVUPS     128(CX)(R12*1), Z13
+	VSUBPS      Z2, Z13, Z13
+	VADDPS      Z13, Z6, Z6
+	VFMADD231PS Z13, Z13, Z11
+	VMOVUPS     192(CX)(R12*1), Z13
+	VSUBPS      Z3, Z13, Z13
+	VADDPS      Z13, Z7, Z7
+	VFMADD231PS Z13, Z13, Z12
+	INCQ        R11
+	ADDQ        R10, R12
+	CMPQ        R11, R14
+	JB          sloop1
+	CMPQ        R11, R9
+	JAE         sloop1end
+
+	// a chunk of 64 elements done: its sums into the totals
+	VADDPS  640(SP), Z4, Z4
+	VMOVUPS Z4, 640(SP)
+	VPXORD  Z4, Z4, Z4
+	VADDPS  704(SP), Z5, Z5
+	VMOVUPS Z5, 704(SP)
+	VPXORD  Z5, Z5, Z5
+	VADDPS  768(SP), Z6, Z6
+	VMOVUPS Z6, 768(SP)
+	VPXORD  Z6, Z6, Z6
+	VADDPS  832(SP), Z7, Z7
+	VMOVUPS Z7, 832(SP)
+	VPXORD  Z7, Z7, Z7
+	VADDPS  896(SP), Z9, Z9
+	VMOVUPS Z9, 896(SP)
+	VPXORD  Z9, Z9, Z9
+	VADDPS  960(SP), Z10, Z10
+	VMOVUPS Z10, 960(SP)
+	VPXORD  Z10, Z10, Z10
+	VADDPS  1024(SP), Z11, Z11
+	VMOVUPS Z11, 1024(SP)
+	VPXORD  Z11, Z11, Z11
+	VADDPS  1088(SP), Z12, Z12
+	VMOVUPS Z12, 1088(SP)
+	VPXORD  Z12, Z12, Z12
+	TESTQ   $+4095, R11
+	JNZ     sloop1next
+
+	// 64 chunks done: the totals into the super-totals
+	VMOVUPS 640(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VMOVUPS Z4, 128(SP)
+	VPXORD  Z4, Z4, Z4
+	VMOVUPS Z4, 640(SP)
+	VMOVUPS 704(SP), Z5
+	VADDPS  192(SP), Z5, Z5
+	VMOVUPS Z5, 192(SP)
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS Z5, 704(SP)
+	VMOVUPS 768(SP), Z6
+	VADDPS  256(SP), Z6, Z6
+	VMOVUPS Z6, 256(SP)
+	VPXORD  Z6, Z6, Z6
+	VMOVUPS Z6, 768(SP)
+	VMOVUPS 832(SP), Z7
+	VADDPS  320(SP), Z7, Z7
+	VMOVUPS Z7, 320(SP)
+	VPXORD  Z7, Z7, Z7
+	VMOVUPS Z7, 832(SP)
+	VMOVUPS 896(SP), Z9
+	VADDPS  384(SP), Z9, Z9
+	VMOVUPS Z9, 384(SP)
+	VPXORD  Z9, Z9, Z9
+	VMOVUPS Z9, 896(SP)
+	VMOVUPS 960(SP), Z10
+	VADDPS  448(SP), Z10, Z10
+	VMOVUPS Z10, 448(SP)
+	VPXORD  Z10, Z10, Z10
+	VMOVUPS Z10, 960(SP)
+	VMOVUPS 1024(SP), Z11
+	VADDPS  512(SP), Z11, Z11
+	VMOVUPS Z11, 512(SP)
+	VPXORD  Z11, Z11, Z11
+	VMOVUPS Z11, 1024(SP)
+	VMOVUPS 1088(SP), Z12
+	VADDPS  576(SP), Z12, Z12
+	VMOVUPS Z12, 576(SP)
+	VPXORD  Z12, Z12, Z12
+	VMOVUPS Z12, 1088(SP)
+
+sloop1next:
+	ADDQ    $+64, R14
+	CMPQ    R14, R9
+	CMOVQGT R9, R14
+	JMP     sloop1
+
+sloop1end:
+	// the sums: super-totals plus totals, plus the last chunk's
+	CMPQ    R9, $+64
+	JBE     sloop1summed
+	VMOVUPS 640(SP), Z13
+	VADDPS  128(SP), Z13, Z13
+	VADDPS  Z13, Z4, Z4
+	VMOVUPS 704(SP), Z13
+	VADDPS  192(SP), Z13, Z13
+	VADDPS  Z13, Z5, Z5
+	VMOVUPS 768(SP), Z13
+	VADDPS  256(SP), Z13, Z13
+	VADDPS  Z13, Z6, Z6
+	VMOVUPS 832(SP), Z13
+	VADDPS  320(SP), Z13, Z13
+	VADDPS  Z13, Z7, Z7
+	VMOVUPS 896(SP), Z13
+	VADDPS  384(SP), Z13, Z13
+	VADDPS  Z13, Z9, Z9
+	VMOVUPS 960(SP), Z13
+	VADDPS  448(SP), Z13, Z13
+	VADDPS  Z13, Z10, Z10
+	VMOVUPS 1024(SP), Z13
+	VADDPS  512(SP), Z13, Z13
+	VADDPS  Z13, Z11, Z11
+	VMOVUPS 1088(SP), Z13
+	VADDPS  576(SP), Z13, Z13
+	VADDPS  Z13, Z12, Z12
+
+sloop1summed:
+	// devSum = sum(x - shift)
+	// correction = devSum * invN
+	VMULPS Z8, Z4, Z4
+	VMULPS Z8, Z5, Z5
+	VMULPS Z8, Z6, Z6
+	VMULPS Z8, Z7, Z7
+
+	// squareSum = sum((x - shift)*(x - shift))
+	// meanSquare = squareSum * invN
+	VMULPS Z8, Z9, Z9
+	VMULPS Z8, Z10, Z10
+	VMULPS Z8, Z11, Z11
+	VMULPS Z8, Z12, Z8
+
+	// correctionSq = correction * correction
+	VMULPS Z4, Z4, Z12
+	VMULPS Z5, Z5, Z13
+	VMULPS Z6, Z6, Z14
+	VMULPS Z7, Z7, Z15
+
+	// variance = meanSquare - correctionSq
+	VSUBPS Z12, Z9, Z9
+	VSUBPS Z13, Z10, Z10
+	VSUBPS Z14, Z11, Z11
+	VSUBPS Z15, Z8, Z8
+
+	// eps = 1e-05
+	MOVL         $0x3727c5ac, R11
+	VMOVD        R11, X12
+	VBROADCASTSS X12, Z12
+
+	// varianceEps = variance + eps
+	VADDPS Z12, Z9, Z13
+	VADDPS Z12, Z10, Z14
+	VADDPS Z12, Z11, Z15
+	VADDPS Z12, Z8, Z12
+
+	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
+	MOVL         $0x7f7fffff, R11
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
+	MOVL         $0x15f79688, R11
+	VMOVD        R11, X17
+	VBROADCASTSS X17, Z17
+	VCMPPS       $0x16, Z16, Z13, K1
+	VCMPPS       $0x19, Z17, Z13, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z14, K1
+	VCMPPS       $0x19, Z17, Z14, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z15, K1
+	VCMPPS       $0x19, Z17, Z15, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+	VCMPPS       $0x16, Z16, Z12, K1
+	VCMPPS       $0x19, Z17, Z12, K2
+	KORTESTW     K2, K1
+	JNE          blocks
+
+	// the constant 1
+	MOVL         $0x3f800000, R11
+	VMOVD        R11, X16
+	VBROADCASTSS X16, Z16
+
+	// std = sqrt(varianceEps)
+	VSQRTPS Z13, Z13
+	VSQRTPS Z14, Z14
+	VSQRTPS Z15, Z15
+	VSQRTPS Z12, Z12
+
+	// rstd = 1 / std
+	VDIVPS Z13, Z16, Z13
+	VDIVPS Z14, Z16, Z14
+	VDIVPS Z15, Z16, Z15
+	VDIVPS Z12, Z16, Z12
+
+	// mean = shift + correction
+	VADDPS Z4, Z0, Z16
+	VADDPS Z5, Z1, Z17
+	VADDPS Z6, Z2, Z18
+	VADDPS Z7, Z3, Z19
+
+	// keep = 0.9
+	MOVL         $0x3f666666, R11
+	VMOVD        R11, X20
+	VBROADCASTSS X20, Z20
+
+	// take = 0.1
+	MOVL         $0x3dcccccd, R11
+	VMOVD        R11, X21
+	VBROADCASTSS X21, Z21
+
+	// oldMean = runMean[row]
+	VMOVUPS (SI), Z22
+	VMOVUPS 64(SI), Z23
+	VMOVUPS 128(SI), Z24
+	VMOVUPS 192(SI), Z25
+
+	// keptMean = keep * oldMean
+	VMULPS Z22, Z20, Z22
+	VMULPS Z23, Z20, Z23
+	VMULPS Z24, Z20, Z24
+	VMULPS Z25, Z20, Z25
+
+	// takenMean = take * mean
+	VMULPS Z16, Z21, Z16
+	VMULPS Z17, Z21, Z17
+	VMULPS Z18, Z21, Z18
+	VMULPS Z19, Z21, Z19
+
+	// newMean = keptMean + takenMean
+	VADDPS Z16, Z22, Z16
+	VADDPS Z17, Z23, Z17
+	VADDPS Z18, Z24, Z18
+	VADDPS Z19, Z25, Z19
+
+	// runMean[row] = newMean
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	VMOVUPS Z18, 128(SI)
+	VMOVUPS Z19, 192(SI)
+
+	// oldVar = runVar[row]
+	VMOVUPS (DI), Z16
+	VMOVUPS 64(DI), Z17
+	VMOVUPS 128(DI), Z18
+	VMOVUPS 192(DI), Z19
+
+	// keptVar = keep * oldVar
+	VMULPS Z16, Z20, Z16
+	VMULPS Z17, Z20, Z17
+	VMULPS Z18, Z20, Z18
+	VMULPS Z19, Z20, Z19
+
+	// takenVar = take * variance
+	VMULPS Z9, Z21, Z9
+	VMULPS Z10, Z21, Z10
+	VMULPS Z11, Z21, Z11
+	VMULPS Z8, Z21, Z8
+
+	// newVar = keptVar + takenVar
+	VADDPS Z9, Z16, Z9
+	VADDPS Z10, Z17, Z10
+	VADDPS Z11, Z18, Z11
+	VADDPS Z8, Z19, Z8
+
+	// runVar[row] = newVar
+	VMOVUPS Z9, (DI)
+	VMOVUPS Z10, 64(DI)
+	VMOVUPS Z11, 128(DI)
+	VMOVUPS Z8, 192(DI)
+
+	// gain = gain[row]
+	VMOVUPS (DX), Z8
+	VMOVUPS 64(DX), Z9
+	VMOVUPS 128(DX), Z10
+	VMOVUPS 192(DX), Z11
+
+	// scale = rstd * gain
+	VMULPS Z8, Z13, Z8
+	VMULPS Z9, Z14, Z9
+	VMULPS Z10, Z15, Z10
+	VMULPS Z11, Z12, Z11
+
+	// bias = bias[row]
+	VMOVUPS (BX), Z12
+	VMOVUPS 64(BX), Z13
+	VMOVUPS 128(BX), Z14
+	VMOVUPS 192(BX), Z15
+
+	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
+	MOVQ  64(SP), R11
+	TESTQ R11, R11
+	JZ    sloop2plain
+
+	// streaming stores
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
+
+sloop2nt:
+	TESTQ      R13, R13
+	JZ         sloop2ntfetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+sloop2ntfetched:
+	VMOVUPS  (CX)(R12*1), Z16
+	VSUBPS   Z0, Z16, Z16
+	VSUBPS   Z4, Z16, Z16
+	VMULPS   Z8, Z16, Z16
+	VADDPS   Z12, Z16, Z16
+	VMOVNTPS Z16, (AX)(R12*1)
+	VMOVUPS  64(CX)(R12*1), Z16
+	VSUBPS   Z1, Z16, Z16
+	VSUBPS   Z5, Z16, Z16
+	VMULPS   Z9, Z16, Z16
+	VADDPS   Z13, Z16, Z16
+	VMOVNTPS Z16, 64(AX)(R12*1)
+	VMOVUPS  128(CX)(R12*1), Z16
+	VSUBPS   Z2, Z16, Z16
+	VSUBPS   Z6, Z16, Z16
+	VMULPS   Z10, Z16, Z16
+	VADDPS   Z14, Z16, Z16
+	VMOVNTPS Z16, 128(AX)(R12*1)
+	VMOVUPS  192(CX)(R12*1), Z16
+	VSUBPS   Z3, Z16, Z16
+	VSUBPS   Z7, Z16, Z16
+	VMULPS   Z11, Z16, Z16
+	VADDPS   Z15, Z16, Z16
+	VMOVNTPS Z16, 192(AX)(R12*1)
+	INCQ     R11
+	ADDQ     R10, R12
+	CMPQ     R11, R9
+	JB       sloop2nt
+	JMP      sloop2out
+
+sloop2plain:
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
+
+sloop2:
+	TESTQ      R13, R13
+	JZ         sloop2fetched
+	PREFETCHT0 (CX)(R13*1)
+	PREFETCHT0 64(CX)(R13*1)
+	PREFETCHT0 128(CX)(R13*1)
+	PREFETCHT0 192(CX)(R13*1)
+	ADDQ       R10, R13
+
+sloop2fetched:
+	VMOVUPS (CX)(R12*1), Z16
+	VSUBPS  Z0, Z16, Z16
+	VSUBPS  Z4, Z16, Z16
+	VMULPS  Z8, Z16, Z16
+	VADDPS  Z12, Z16, Z16
+	VMOVUPS Z16, (AX)(R12*1)
+	VMOVUPS 64(CX)(R12*1), Z16
+	VSUBPS  Z1, Z16, Z16
+	VSUBPS  Z5, Z16, Z16
+	VMULPS  Z9, Z16, Z16
+	VADDPS  Z13, Z16, Z16
+	VMOVUPS Z16, 64(AX)(R12*1)
+	VMOVUPS 128(CX)(R12*1), Z16
+	VSUBPS  Z2, Z16, Z16
+	VSUBPS  Z6, Z16, Z16
+	VMULPS  Z10, Z16, Z16
+	VADDPS  Z14, Z16, Z16
+	VMOVUPS Z16, 128(AX)(R12*1)
+	VMOVUPS 192(CX)(R12*1), Z16
+	VSUBPS  Z3, Z16, Z16
+	VSUBPS  Z7, Z16, Z16
+	VMULPS  Z11, Z16, Z16
+	VADDPS  Z15, Z16, Z16
+	VMOVUPS Z16, 192(AX)(R12*1)
+	INCQ    R11
+	ADDQ    R10, R12
+	CMPQ    R11, R9
+	JB      sloop2
+
+sloop2out:
+	ADDQ $+256, AX
+	ADDQ $+256, CX
+	ADDQ $+256, DX
+	ADDQ $+256, BX
+	ADDQ $+256, SI
+	ADDQ $+256, DI
+	SUBQ $+64, R8
+	CMPQ R8, $+64
+	JAE  sgroup
+
 blocks:
 	CMPQ R8, $+16
 	JB   tail
@@ -27633,12 +29202,14 @@ blocks:
 block:
 	// a block of 16 rows
 	// pivot = the row's first x
+	VMOVUPS (CX), Z0
+
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     bloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 bloop0short:
 	XORQ    R11, R11
@@ -27647,7 +29218,6 @@ bloop0short:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
-	VMOVUPS (CX), Z1
 
 bloop0:
 	TESTQ      R13, R13
@@ -27657,8 +29227,8 @@ bloop0:
 
 bloop0fetched:
 	VMOVUPS (CX)(R12*1), Z2
-	VSUBPS  Z1, Z2, Z2
-	VADDPS  Z2, Z0, Z0
+	VSUBPS  Z0, Z2, Z2
+	VADDPS  Z2, Z1, Z1
 	INCQ    R11
 	ADDQ    R10, R12
 	CMPQ    R11, R14
@@ -27667,18 +29237,18 @@ bloop0fetched:
 	JAE     bloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z0, Z0
-	VMOVUPS Z0, 192(SP)
-	VPXORD  Z0, Z0, Z0
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
+	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     bloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 bloop0next:
 	ADDQ    $+64, R14
@@ -27690,41 +29260,34 @@ bloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop0summed
-	VMOVUPS 192(SP), Z1
-	VADDPS  128(SP), Z1, Z1
-	VADDPS  Z1, Z0, Z0
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 bloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Z0, 1152(SP)
-
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X0
-	VCVTSI2SSQ   R9, X0, X1
-	VDIVSS       X1, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X2
+	VCVTSI2SSQ   R9, X2, X3
+	VDIVSS       X3, X2, X2
+	VBROADCASTSS X2, Z2
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 1152(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1216(SP)
+	VMULPS Z2, Z1, Z1
 
 	// shift = pivot + pivotMean
-	VMOVUPS 1216(SP), Z1
-	VMOVUPS (CX), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1280(SP)
+	VADDPS Z1, Z0, Z0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     bloop1short
 	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
+	VMOVUPS Z3, 192(SP)
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS Z3, 320(SP)
 
 bloop1short:
 	XORQ    R11, R11
@@ -27733,7 +29296,6 @@ bloop1short:
 	MOVQ    $+64, R14
 	CMPQ    R14, R9
 	CMOVQGT R9, R14
-	VMOVUPS 1280(SP), Z3
 
 bloop1:
 	TESTQ      R13, R13
@@ -27743,9 +29305,9 @@ bloop1:
 
 bloop1fetched:
 	VMOVUPS     (CX)(R12*1), Z4
-	VSUBPS      Z3, Z4, Z4
+	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
-	VFMADD231PS Z4, Z4, Z2
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R14
@@ -27757,9 +29319,9 @@ bloop1fetched:
 	VADDPS  256(SP), Z1, Z1
 	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  320(SP), Z2, Z2
-	VMOVUPS Z2, 320(SP)
-	VPXORD  Z2, Z2, Z2
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
+	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     bloop1next
 
@@ -27769,11 +29331,11 @@ bloop1fetched:
 	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VMOVUPS Z2, 192(SP)
-	VPXORD  Z2, Z2, Z2
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 320(SP)
 
 bloop1next:
 	ADDQ    $+64, R14
@@ -27785,164 +29347,120 @@ bloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     bloop1summed
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS 320(SP), Z3
-	VADDPS  192(SP), Z3, Z3
-	VADDPS  Z3, Z2, Z2
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
 bloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Z1, 1344(SP)
-
 	// correction = devSum * invN
-	VMOVUPS 1344(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1408(SP)
+	VMULPS Z2, Z1, Z1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Z2, 1472(SP)
-
 	// meanSquare = squareSum * invN
-	VMOVUPS 1472(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1536(SP)
+	VMULPS Z2, Z3, Z2
 
 	// correctionSq = correction * correction
-	VMOVUPS 1408(SP), Z0
-	VMULPS  Z0, Z0, Z0
-	VMOVUPS Z0, 1600(SP)
+	VMULPS Z1, Z1, Z3
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1600(SP), Z0
-	VMOVUPS 1536(SP), Z1
-	VSUBPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1664(SP)
+	VSUBPS Z3, Z2, Z2
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X3
+	VBROADCASTSS X3, Z3
 
 	// varianceEps = variance + eps
-	VMOVUPS 1664(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1728(SP)
+	VADDPS Z3, Z2, Z3
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Z4
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X1
-	VBROADCASTSS X1, Z1
-	VMOVUPS      1728(SP), Z2
-	VCMPPS       $0x16, Z0, Z2, K1
-	VCMPPS       $0x19, Z1, Z2, K2
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z3, K1
+	VCMPPS       $0x19, Z5, Z3, K2
 	KORTESTW     K2, K1
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Z4
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1728(SP), Z1
-	VSQRTPS Z1, Z1
-	VMOVUPS Z1, 1792(SP)
+	VSQRTPS Z3, Z3
 
 	// rstd = 1 / std
-	VMOVUPS 1792(SP), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS Z0, 1856(SP)
+	VDIVPS Z3, Z4, Z3
 
 	// mean = shift + correction
-	VMOVUPS 1408(SP), Z0
-	VMOVUPS 1280(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1920(SP)
+	VADDPS Z1, Z0, Z4
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R11
-	VMOVD        R11, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R11, X6
+	VBROADCASTSS X6, Z6
 
 	// oldMean = runMean[row]
-	VMOVUPS (SI), Z2
-	VMOVUPS Z2, 1984(SP)
+	VMOVUPS (SI), Z7
 
 	// keptMean = keep * oldMean
-	VMOVUPS 1984(SP), Z2
-	VMULPS  Z2, Z0, Z2
-	VMOVUPS Z2, 2048(SP)
+	VMULPS Z7, Z5, Z7
 
 	// takenMean = take * mean
-	VMOVUPS 1920(SP), Z2
-	VMULPS  Z2, Z1, Z2
-	VMOVUPS Z2, 2112(SP)
+	VMULPS Z4, Z6, Z4
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2112(SP), Z2
-	VMOVUPS 2048(SP), Z3
-	VADDPS  Z2, Z3, Z2
-	VMOVUPS Z2, 2176(SP)
+	VADDPS Z4, Z7, Z4
 
 	// runMean[row] = newMean
-	VMOVUPS 2176(SP), Z2
-	VMOVUPS Z2, (SI)
+	VMOVUPS Z4, (SI)
 
 	// oldVar = runVar[row]
-	VMOVUPS (DI), Z2
-	VMOVUPS Z2, 2240(SP)
+	VMOVUPS (DI), Z4
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2240(SP), Z2
-	VMULPS  Z2, Z0, Z0
-	VMOVUPS Z0, 2304(SP)
+	VMULPS Z4, Z5, Z4
 
 	// takenVar = take * variance
-	VMOVUPS 1664(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2368(SP)
+	VMULPS Z2, Z6, Z2
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 2368(SP), Z0
-	VMOVUPS 2304(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2432(SP)
+	VADDPS Z2, Z4, Z2
 
 	// runVar[row] = newVar
-	VMOVUPS 2432(SP), Z0
-	VMOVUPS Z0, (DI)
+	VMOVUPS Z2, (DI)
 
 	// gain = gain[row]
+	VMOVUPS (DX), Z2
+
 	// scale = rstd * gain
-	VMOVUPS (DX), Z0
-	VMOVUPS 1856(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2496(SP)
+	VMULPS Z2, Z3, Z2
 
 	// bias = bias[row]
+	VMOVUPS (BX), Z3
+
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVQ  64(SP), R11
 	TESTQ R11, R11
 	JZ    bloop2plain
 
 	// streaming stores
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    (SP), R13
-	VMOVUPS 1280(SP), Z0
-	VMOVUPS 1408(SP), Z1
-	VMOVUPS 2496(SP), Z2
-	VMOVUPS (BX), Z3
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
 
 bloop2nt:
 	TESTQ      R13, R13
@@ -27964,13 +29482,9 @@ bloop2ntfetched:
 	JMP      bloop2out
 
 bloop2plain:
-	XORQ    R11, R11
-	XORQ    R12, R12
-	MOVQ    (SP), R13
-	VMOVUPS 1280(SP), Z0
-	VMOVUPS 1408(SP), Z1
-	VMOVUPS 2496(SP), Z2
-	VMOVUPS (BX), Z3
+	XORQ R11, R11
+	XORQ R12, R12
+	MOVQ (SP), R13
 
 bloop2:
 	TESTQ      R13, R13
@@ -28013,14 +29527,13 @@ tail:
 
 	// pivot = the row's first x
 	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS   Z0, 1152(SP)
 
 	// pass 1 over the block's rows: pivotSum += x - pivot
-	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
 	CMPQ    R9, $+64
 	JBE     tloop0short
-	VMOVUPS Z0, 128(SP)
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z1, 128(SP)
+	VMOVUPS Z1, 192(SP)
 
 tloop0short:
 	XORQ    R11, R11
@@ -28028,12 +29541,11 @@ tloop0short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
-	VMOVUPS 1152(SP), Z1
 
 tloop0:
 	VMOVUPS.Z (CX)(R12*1), K1, Z2
-	VSUBPS    Z1, Z2, Z2
-	VADDPS    Z2, Z0, Z0
+	VSUBPS    Z0, Z2, Z2
+	VADDPS    Z2, Z1, Z1
 	INCQ      R11
 	ADDQ      R10, R12
 	CMPQ      R11, R13
@@ -28042,18 +29554,18 @@ tloop0:
 	JAE       tloop0end
 
 	// a chunk of 64 elements done: its sums into the totals
-	VADDPS  192(SP), Z0, Z0
-	VMOVUPS Z0, 192(SP)
-	VPXORD  Z0, Z0, Z0
+	VADDPS  192(SP), Z1, Z1
+	VMOVUPS Z1, 192(SP)
+	VPXORD  Z1, Z1, Z1
 	TESTQ   $+4095, R11
 	JNZ     tloop0next
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 192(SP), Z0
-	VADDPS  128(SP), Z0, Z0
-	VMOVUPS Z0, 128(SP)
-	VPXORD  Z0, Z0, Z0
-	VMOVUPS Z0, 192(SP)
+	VMOVUPS 192(SP), Z1
+	VADDPS  128(SP), Z1, Z1
+	VMOVUPS Z1, 128(SP)
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS Z1, 192(SP)
 
 tloop0next:
 	ADDQ    $+64, R13
@@ -28065,41 +29577,34 @@ tloop0end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop0summed
-	VMOVUPS 192(SP), Z1
-	VADDPS  128(SP), Z1, Z1
-	VADDPS  Z1, Z0, Z0
+	VMOVUPS 192(SP), Z2
+	VADDPS  128(SP), Z2, Z2
+	VADDPS  Z2, Z1, Z1
 
 tloop0summed:
 	// pivotSum = sum(x - pivot)
-	VMOVUPS Z0, 1216(SP)
-
 	// invN = 1/n, n the row's length
 	MOVL         $0x3f800000, R11
-	VMOVD        R11, X0
-	VCVTSI2SSQ   R9, X0, X1
-	VDIVSS       X1, X0, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X2
+	VCVTSI2SSQ   R9, X2, X3
+	VDIVSS       X3, X2, X2
+	VBROADCASTSS X2, Z2
 
 	// pivotMean = pivotSum * invN
-	VMOVUPS 1216(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1280(SP)
+	VMULPS Z2, Z1, Z1
 
 	// shift = pivot + pivotMean
-	VMOVUPS 1280(SP), Z1
-	VMOVUPS 1152(SP), Z2
-	VADDPS  Z1, Z2, Z1
-	VMOVUPS Z1, 1344(SP)
+	VADDPS Z1, Z0, Z0
 
 	// pass 2 over the block's rows: dev = x - shift; devSum += dev; squareSum += dev*dev
 	VPXORD  Z1, Z1, Z1
-	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
 	CMPQ    R9, $+64
 	JBE     tloop1short
 	VMOVUPS Z1, 128(SP)
-	VMOVUPS Z2, 192(SP)
+	VMOVUPS Z3, 192(SP)
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS Z3, 320(SP)
 
 tloop1short:
 	XORQ    R11, R11
@@ -28107,13 +29612,12 @@ tloop1short:
 	MOVQ    $+64, R13
 	CMPQ    R13, R9
 	CMOVQGT R9, R13
-	VMOVUPS 1344(SP), Z3
 
 tloop1:
 	VMOVUPS.Z   (CX)(R12*1), K1, Z4
-	VSUBPS      Z3, Z4, Z4
+	VSUBPS      Z0, Z4, Z4
 	VADDPS      Z4, Z1, Z1
-	VFMADD231PS Z4, Z4, Z2
+	VFMADD231PS Z4, Z4, Z3
 	INCQ        R11
 	ADDQ        R10, R12
 	CMPQ        R11, R13
@@ -28125,9 +29629,9 @@ tloop1:
 	VADDPS  256(SP), Z1, Z1
 	VMOVUPS Z1, 256(SP)
 	VPXORD  Z1, Z1, Z1
-	VADDPS  320(SP), Z2, Z2
-	VMOVUPS Z2, 320(SP)
-	VPXORD  Z2, Z2, Z2
+	VADDPS  320(SP), Z3, Z3
+	VMOVUPS Z3, 320(SP)
+	VPXORD  Z3, Z3, Z3
 	TESTQ   $+4095, R11
 	JNZ     tloop1next
 
@@ -28137,11 +29641,11 @@ tloop1:
 	VMOVUPS Z1, 128(SP)
 	VPXORD  Z1, Z1, Z1
 	VMOVUPS Z1, 256(SP)
-	VMOVUPS 320(SP), Z2
-	VADDPS  192(SP), Z2, Z2
-	VMOVUPS Z2, 192(SP)
-	VPXORD  Z2, Z2, Z2
-	VMOVUPS Z2, 320(SP)
+	VMOVUPS 320(SP), Z3
+	VADDPS  192(SP), Z3, Z3
+	VMOVUPS Z3, 192(SP)
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS Z3, 320(SP)
 
 tloop1next:
 	ADDQ    $+64, R13
@@ -28153,164 +29657,114 @@ tloop1end:
 	// the sums: super-totals plus totals, plus the last chunk's
 	CMPQ    R9, $+64
 	JBE     tloop1summed
-	VMOVUPS 256(SP), Z3
-	VADDPS  128(SP), Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS 320(SP), Z3
-	VADDPS  192(SP), Z3, Z3
-	VADDPS  Z3, Z2, Z2
+	VMOVUPS 256(SP), Z4
+	VADDPS  128(SP), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 320(SP), Z4
+	VADDPS  192(SP), Z4, Z4
+	VADDPS  Z4, Z3, Z3
 
 tloop1summed:
 	// devSum = sum(x - shift)
-	VMOVUPS Z1, 1408(SP)
-
 	// correction = devSum * invN
-	VMOVUPS 1408(SP), Z1
-	VMULPS  Z0, Z1, Z1
-	VMOVUPS Z1, 1472(SP)
+	VMULPS Z2, Z1, Z1
 
 	// squareSum = sum((x - shift)*(x - shift))
-	VMOVUPS Z2, 1536(SP)
-
 	// meanSquare = squareSum * invN
-	VMOVUPS 1536(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1600(SP)
+	VMULPS Z2, Z3, Z2
 
 	// correctionSq = correction * correction
-	VMOVUPS 1472(SP), Z0
-	VMULPS  Z0, Z0, Z0
-	VMOVUPS Z0, 1664(SP)
+	VMULPS Z1, Z1, Z3
 
 	// variance = meanSquare - correctionSq
-	VMOVUPS 1664(SP), Z0
-	VMOVUPS 1600(SP), Z1
-	VSUBPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1728(SP)
+	VSUBPS Z3, Z2, Z2
 
 	// eps = 1e-05
 	MOVL         $0x3727c5ac, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X3
+	VBROADCASTSS X3, Z3
 
 	// varianceEps = variance + eps
-	VMOVUPS 1728(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1792(SP)
+	VADDPS Z3, Z2, Z3
 
 	// guard: the block goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38 in each of its rows
 	MOVL         $0x7f7fffff, R11
-	VMOVD        R11, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R11, X4
+	VBROADCASTSS X4, Z4
 	MOVL         $0x15f79688, R11
-	VMOVD        R11, X1
-	VBROADCASTSS X1, Z1
-	VMOVUPS      1792(SP), Z2
-	VCMPPS       $0x16, Z0, Z2, K1, K2
-	VCMPPS       $0x19, Z1, Z2, K1, K3
+	VMOVD        R11, X5
+	VBROADCASTSS X5, Z5
+	VCMPPS       $0x16, Z4, Z3, K1, K2
+	VCMPPS       $0x19, Z5, Z3, K1, K3
 	KORTESTW     K3, K2
 	JNE          done
 
 	// the constant 1
 	MOVL         $0x3f800000, R8
-	VMOVD        R8, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R8, X4
+	VBROADCASTSS X4, Z4
 
 	// std = sqrt(varianceEps)
-	VMOVUPS 1792(SP), Z1
-	VSQRTPS Z1, Z1
-	VMOVUPS Z1, 1856(SP)
+	VSQRTPS Z3, Z3
 
 	// rstd = 1 / std
-	VMOVUPS 1856(SP), Z1
-	VDIVPS  Z1, Z0, Z0
-	VMOVUPS Z0, 1920(SP)
+	VDIVPS Z3, Z4, Z3
 
 	// mean = shift + correction
-	VMOVUPS 1472(SP), Z0
-	VMOVUPS 1344(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 1984(SP)
+	VADDPS Z1, Z0, Z4
 
 	// keep = 0.9
 	MOVL         $0x3f666666, R8
-	VMOVD        R8, X0
-	VBROADCASTSS X0, Z0
+	VMOVD        R8, X5
+	VBROADCASTSS X5, Z5
 
 	// take = 0.1
 	MOVL         $0x3dcccccd, R8
-	VMOVD        R8, X1
-	VBROADCASTSS X1, Z1
+	VMOVD        R8, X6
+	VBROADCASTSS X6, Z6
 
 	// oldMean = runMean[row]
-	VMOVUPS.Z (SI), K1, Z2
-	VMOVUPS   Z2, 2048(SP)
+	VMOVUPS.Z (SI), K1, Z7
 
 	// keptMean = keep * oldMean
-	VMOVUPS 2048(SP), Z2
-	VMULPS  Z2, Z0, Z2
-	VMOVUPS Z2, 2112(SP)
+	VMULPS Z7, Z5, Z7
 
 	// takenMean = take * mean
-	VMOVUPS 1984(SP), Z2
-	VMULPS  Z2, Z1, Z2
-	VMOVUPS Z2, 2176(SP)
+	VMULPS Z4, Z6, Z4
 
 	// newMean = keptMean + takenMean
-	VMOVUPS 2176(SP), Z2
-	VMOVUPS 2112(SP), Z3
-	VADDPS  Z2, Z3, Z2
-	VMOVUPS Z2, 2240(SP)
+	VADDPS Z4, Z7, Z4
 
 	// runMean[row] = newMean
-	VMOVUPS 2240(SP), Z2
-	VMOVUPS Z2, K1, (SI)
+	VMOVUPS Z4, K1, (SI)
 
 	// oldVar = runVar[row]
-	VMOVUPS.Z (DI), K1, Z2
-	VMOVUPS   Z2, 2304(SP)
+	VMOVUPS.Z (DI), K1, Z4
 
 	// keptVar = keep * oldVar
-	VMOVUPS 2304(SP), Z2
-	VMULPS  Z2, Z0, Z0
-	VMOVUPS Z0, 2368(SP)
+	VMULPS Z4, Z5, Z4
 
 	// takenVar = take * variance
-	VMOVUPS 1728(SP), Z0
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2432(SP)
+	VMULPS Z2, Z6, Z2
 
 	// newVar = keptVar + takenVar
-	VMOVUPS 2432(SP), Z0
-	VMOVUPS 2368(SP), Z1
-	VADDPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2496(SP)
+	VADDPS Z2, Z4, Z2
 
 	// runVar[row] = newVar
-	VMOVUPS 2496(SP), Z0
-	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z2, K1, (DI)
 
 	// gain = gain[row]
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS   Z0, 2560(SP)
+	VMOVUPS.Z (DX), K1, Z2
 
 	// scale = rstd * gain
-	VMOVUPS 2560(SP), Z0
-	VMOVUPS 1920(SP), Z1
-	VMULPS  Z0, Z1, Z0
-	VMOVUPS Z0, 2624(SP)
+	VMULPS Z2, Z3, Z2
 
 	// bias = bias[row]
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS   Z0, 3712(SP)
+	VMOVUPS.Z (BX), K1, Z3
 
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
-	XORQ    DX, DX
-	XORQ    BX, BX
-	VMOVUPS 1344(SP), Z0
-	VMOVUPS 1472(SP), Z1
-	VMOVUPS 2624(SP), Z2
-	VMOVUPS 3712(SP), Z3
+	XORQ DX, DX
+	XORQ BX, BX
 
 tloop2:
 	VMOVUPS.Z (CX)(BX*1), K1, Z4

@@ -65,45 +65,57 @@ func Generate(header string, funcs []target.Func) ([]byte, error) {
 // sums (sums.go, any layout) in the frame, if it kept them in registers,
 // then with their totals too, then (Columns) with its per-row scalars
 // too, then with half the rows per block (Columns: blocks per group;
-// sums in registers again), down to single rows.
+// sums in registers again), down to single rows. An AVX-512 Columns
+// function of any element count holds two group sizes
+// (compileColumnGroups), each searched for alone.
 func compile(f target.Func) ([]byte, error) {
-	type config struct { // maxBlock 0: planBlock's choice
-		maxBlock, stackSums int
-		noPrefetch          bool
-		hoistCut            int
+	if small := columnSmallGroup(f); small > 0 {
+		return compileColumnGroups(f, small)
 	}
-	type result struct {
-		text        []byte
-		block, next int
-		hoisted     bool
-	}
-	r, err := irpass.Retry(config{}, func(c config) (result, error) {
-		fn, block, next, l, err := lowerWith(f, c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut)
+	r, err := search(f, lowerConfig{})
+	return r.text, err
+}
+
+// lowerConfig is one attempt of compile's search.
+type lowerConfig struct { // maxBlock 0: planBlock's choice
+	maxBlock, stackSums int
+	noPrefetch          bool
+	hoistCut            int
+}
+
+// lowerResult is an attempt's outcome, with the config that made it.
+type lowerResult struct {
+	text        []byte
+	block, next int
+	hoisted     bool
+	cfg         lowerConfig
+}
+
+// search is compile's retries, from start.
+func search(f target.Func, start lowerConfig) (lowerResult, error) {
+	return irpass.Retry(start, func(c lowerConfig) (lowerResult, error) {
+		fn, block, next, l, err := lowerOpts(f, c, nil)
 		if err != nil {
-			return result{}, err
+			return lowerResult{}, err
 		}
 		text, err := finish(fn, f.ISA)
-		return result{text, block, next, l.hoisted}, irpass.Pressure(err)
-	}, func(c config, r result) (config, bool) {
+		return lowerResult{text, block, next, l.hoisted, c}, irpass.Pressure(err)
+	}, func(c lowerConfig, r lowerResult) (lowerConfig, bool) {
 		switch {
 		case r.next > 0:
 			// Sums in the frame first: each step is one attempt, and
 			// they cost little (touched once a chunk).
-			return config{c.maxBlock, r.next, c.noPrefetch, 0}, true
+			return lowerConfig{c.maxBlock, r.next, c.noPrefetch, 0}, true
 		case r.hoisted && c.hoistCut < maxHoistCut:
 			// Then fewer frame scalars held across the loops.
-			return config{c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut + 1}, true
+			return lowerConfig{c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut + 1}, true
 		case !c.noPrefetch && f.Kernel.Layout == ir.Columns:
-			return config{c.maxBlock, 0, true, 0}, true
+			return lowerConfig{c.maxBlock, 0, true, 0}, true
 		case r.block == 1:
 			return c, false
 		}
-		return config{r.block / 2, 0, c.noPrefetch, 0}, true
+		return lowerConfig{r.block / 2, 0, c.noPrefetch, 0}, true
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r.text, nil
 }
 
 // finish runs avo's passes on fn, applies the register guard and returns

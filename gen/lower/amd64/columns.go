@@ -64,6 +64,9 @@ type columnLowering struct {
 	ntArrays []int
 	ntSlot   operand.Mem
 	nt       bool
+	// big is the larger groups' stackSums and hoistCut in a function of
+	// two group sizes (lowering.small).
+	big lowerConfig
 }
 
 // Vector compare predicates: true when the lane fails the guard bound,
@@ -87,12 +90,76 @@ const (
 // element count (ConvNeXt's channels, at most a few thousand elements a
 // column) keeps AVX-512 at 4: its columns stay in cache, and 4 blocks keep
 // its per-row scalars in registers, where 8 put them in the frame and
-// were 2-2.7x slower over 196 positions (generated benchmarks).
+// were 2-2.7x slower over 196 positions (generated benchmarks). At any
+// element count, AVX-512 has groups of 4 as well, for short columns
+// (columnSmallMaxH).
 const (
 	columnGroupAVX512      = 8
 	columnGroupAVX512Fixed = 4
 	columnGroupAVX2        = 4
 )
+
+// An AVX-512 call of any element count runs groups of
+// columnGroupAVX512Fixed blocks only (their per-row scalars in registers)
+// when it has at most columnSmallMaxH elements a row (BatchNorm over
+// [N, C]: the batch N) or its rows span at most columnSmallMaxBytes
+// (h*stride bytes); else groups of columnGroupAVX512 (scalars in the
+// frame) while there are that many rows. A short column does not repay
+// the larger group's frame traffic. Measured on AMD EPYC (Zen 5),
+// BatchNorm forward and backward over [N, C], in cache, 4 blocks against
+// 8 (thread CPU time, interleaved): at C = 4096 and 8192, 4 were 5-68%
+// faster up to N = 5 (backward at 4096) to 8, within a few percent
+// either way up to 8, and 8 faster from N = 10; at C = 768 (a 3 KiB
+// stride), 4 were faster up to N = 32 (backward) and 44 (forward),
+// 96-132 KiB of x.
+const (
+	columnSmallMaxH     = 8
+	columnSmallMaxBytes = 128 << 10
+)
+
+// columnSmallGroup is the blocks per group of the smaller groups of f, 0
+// for none: an AVX-512 Columns function of any element count has groups
+// of columnGroupAVX512 and of columnGroupAVX512Fixed blocks, chosen per
+// call (columnSmallMaxH, columnSmallMaxBytes).
+func columnSmallGroup(f target.Func) int {
+	if f.Kernel.Layout != ir.Columns || f.H > 0 || f.ISA.Desc().VectorRegs < 32 {
+		return 0
+	}
+	return columnGroupAVX512Fixed
+}
+
+// compileColumnGroups compiles f with groups of both sizes: small blocks
+// and columnBlocks'. Each size is searched for alone, as a function of
+// that group size only; the two bodies then share the function on
+// disjoint paths, each lowered with the settings its search found (the
+// larger groups' per-row scalars in the frame, the smaller ones' in
+// registers). Larger groups that keep their scalars in registers, or a
+// pair that does not fit, leave f with the larger groups alone.
+func compileColumnGroups(f target.Func, small int) ([]byte, error) {
+	big, err := search(f, lowerConfig{})
+	if err != nil || big.cfg.stackSums < 3 {
+		// Larger groups whose per-row scalars stay in registers were
+		// as fast as groups of 4 or faster at every N (BatchNorm at
+		// inference: up to 20% at N = 8).
+		return big.text, err
+	}
+	sm, err := search(f, lowerConfig{maxBlock: small})
+	if err != nil || sm.block >= big.block {
+		return big.text, nil
+	}
+	c := big.cfg
+	c.noPrefetch = c.noPrefetch || sm.cfg.noPrefetch
+	sc := sm.cfg
+	sc.maxBlock = sm.block
+	fn, _, _, _, err := lowerOpts(f, c, &sc)
+	if err != nil {
+		return nil, err
+	}
+	if text, err := finish(fn, f.ISA); err == nil {
+		return text, nil
+	}
+	return big.text, nil
+}
 
 // columnBlocks is the blocks per group on isa, for an element count of h
 // (0: any).
@@ -164,16 +231,45 @@ func (l *lowering) columns(limit int) int {
 	if limit > 0 {
 		g = min(g, limit)
 	}
+	c.big = lowerConfig{stackSums: l.stackSums, hoistCut: l.hoistCut}
+	sg := 0 // blocks per smaller group
+	if l.small != nil && l.small.maxBlock > 1 && l.small.maxBlock < g {
+		sg = l.small.maxBlock
+	}
 	if g > 1 {
+		after := "blocks" // where the rows left after the groups go
+		if sg > 0 {
+			after = "sgroups"
+			l.comment("at most %d elements, or rows spanning at most %d bytes: groups of %d blocks only", columnSmallMaxH, columnSmallMaxBytes, sg)
+			l.I(x86.CMPQ(l.h, imm32(columnSmallMaxH)))
+			l.I(x86.JBE(operand.LabelRef(after)))
+			t := l.gp64()
+			l.I(x86.MOVQ(c.stride, t))
+			l.I(x86.IMULQ(l.h, t))
+			l.I(x86.CMPQ(t, imm32(columnSmallMaxBytes)))
+			l.I(x86.JBE(operand.LabelRef(after)))
+		}
 		l.I(x86.CMPQ(l.rows, imm32(g*w)))
-		l.I(x86.JB(operand.LabelRef("blocks")))
+		l.I(x86.JB(operand.LabelRef(after)))
 		l.label("group")
 		l.comment("a group of %d blocks, %d rows", g, g*w)
-		c.body("g", nil, g, "blocks")
+		c.body("g", nil, g, after)
 		c.nextRows(g)
 		l.I(x86.SUBQ(imm32(g*w), l.rows))
 		l.I(x86.CMPQ(l.rows, imm32(g*w)))
 		l.I(x86.JAE(operand.LabelRef("group")))
+		if sg > 0 {
+			l.label(after)
+			l.I(x86.CMPQ(l.rows, imm32(sg*w)))
+			l.I(x86.JB(operand.LabelRef("blocks")))
+			l.label("sgroup")
+			l.comment("a group of %d blocks, %d rows", sg, sg*w)
+			c.body("s", nil, sg, "blocks")
+			c.nextRows(sg)
+			l.I(x86.SUBQ(imm32(sg*w), l.rows))
+			l.I(x86.CMPQ(l.rows, imm32(sg*w)))
+			l.I(x86.JAE(operand.LabelRef("sgroup")))
+		}
 		l.label("blocks")
 	}
 	l.I(x86.CMPQ(l.rows, imm32(w)))
@@ -218,6 +314,15 @@ func (c *columnLowering) nextRows(blocks int) {
 // guard that trips jumps to abandon.
 func (c *columnLowering) body(name string, mask reg.Register, blocks int, abandon string) {
 	c.name, c.mask, c.blocks, c.abandon = name, mask, blocks, abandon
+	if c.small != nil {
+		// With two group sizes, only the larger groups take their
+		// search's settings; the rest take the smaller groups'.
+		s := c.small
+		if blocks > s.maxBlock {
+			s = &c.big
+		}
+		c.stackSums, c.hoistCut = s.stackSums, s.hoistCut
+	}
 	c.val = make([][]reg.Register, c.k.NumScalars)
 	c.slots = make([][]operand.Mem, c.k.NumScalars)
 	c.nslot = 0

@@ -50,6 +50,23 @@ var columnLong = []struct {
 	{layoutShape{17, ir.Shape{H: 5000, Stride: 18}}, []string{"", "nan"}},
 }
 
+// columnSwitch are the Columns shapes on either side of the check that
+// picks an AVX-512 call's group size (columnSmallMaxH, columnSmallMaxBytes):
+// 9 elements spanning one float more than the bytes (groups of 8, a NaN
+// in the first, row 67, hands it to the groups of 4) and one float fewer
+// (groups of 4 only), 8 elements spanning more (groups of 4 only). 134
+// rows leave a tail. Of columnLong, 134 rows of 513 elements take the
+// groups of 8 and of 65 those of 4, a NaN in each. Only the functions
+// with both sizes take them (their files are large).
+var columnSwitch = []struct {
+	layoutShape
+	variants []string
+}{
+	{layoutShape{134, ir.Shape{H: 9, Stride: columnSmallMaxBytes/4/9 + 1}}, []string{"", "nan"}},
+	{layoutShape{134, ir.Shape{H: 9, Stride: columnSmallMaxBytes / 4 / 9}}, []string{"nan"}},
+	{layoutShape{134, ir.Shape{H: 8, Stride: columnSmallMaxBytes/4/8 + 1}}, []string{"nan"}},
+}
+
 // segmentLong are the Segments shapes whose sums take several chunks:
 // within one segment (300000 values: several AVX-512 super-totals;
 // 4097: the blocks end on a chunk's end, a vector is left), across
@@ -246,9 +263,15 @@ func TestExecuteLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The functions with groups of two sizes take the columnSwitch shapes.
+	twoSizes := map[string]bool{}
+	for _, fn := range strings.Split(string(src), "\nTEXT ·")[1:] {
+		name, _, _ := strings.Cut(fn, "(SB)")
+		twoSizes[name] = strings.Contains(fn, "\nsgroups:\n")
+	}
 	rng := rand.New(rand.NewPCG(3, 5))
 	var cases []lowertest.Case
-	short := 0
+	short, switched := 0, 0
 	for _, f := range funcs {
 		if !runs(f) {
 			continue
@@ -269,8 +292,22 @@ func TestExecuteLayouts(t *testing.T) {
 				short += lowertest.B2i(c.Want < s.rows)
 			}
 		}
+		if !twoSizes[f.Name()] {
+			continue
+		}
+		for _, s := range columnSwitch {
+			for _, v := range s.variants {
+				c, _ := lowertest.NewCase(rng, f, s.shape, layoutPlans(v, s.rows), false, rule)
+				cases = append(cases, c)
+				short += lowertest.B2i(c.Want < s.rows)
+				switched++
+			}
+		}
 	}
-	t.Logf("%d cases, %d stop short at a guard", len(cases), short)
+	t.Logf("%d cases, %d stop short at a guard, %d at the group sizes' switch", len(cases), short, switched)
+	if runs(target.Func{ISA: target.AVX512}) && switched == 0 {
+		t.Error("no function with groups of two sizes")
+	}
 	if len(cases) > 0 && short == 0 {
 		t.Error("no case trips a guard")
 	}
@@ -379,7 +416,12 @@ func columnGroup(isa target.ISA) string {
 // whole groups of 4 blocks on AVX2 and of 8 on AVX-512 (their per-row
 // scalars go to the frame rather than the group being halved): each step
 // down the rows then reads whole cache lines, 8 of each array on AVX-512;
-// at a fixed element count, 4 blocks on both.
+// at a fixed element count, 4 blocks on both. At any element count,
+// AVX-512 has groups of 4 too, for the calls that the entry's check of
+// columnSmallMaxH and columnSmallMaxBytes sends there and for the rows
+// the groups of 8 leave: each size's code is that of the function of
+// that group size alone (labels and frame offsets aside), the groups of
+// 4, blocks and tail keeping their scalars in registers.
 func TestColumnGroups(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
 		for _, k := range batchNormColumns(t) {
@@ -388,19 +430,95 @@ func TestColumnGroups(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
-			if !strings.Contains(string(text), columnGroup(isa)) {
+			src := string(text)
+			if !strings.Contains(src, columnGroup(isa)) {
 				t.Errorf("%s: no %q", f.Name(), columnGroup(isa))
 			}
-			// A fixed element count keeps groups of 4 on AVX-512 too.
+			if isa == target.AVX512 {
+				checkColumnSwitch(t, f, src)
+			} else if strings.Contains(src, "sgroup") {
+				t.Errorf("%s: groups of two sizes on AVX2", f.Name())
+			}
+			// A fixed element count keeps groups of 4 on AVX-512 too,
+			// and one size.
 			f.H = 96
 			text, err = compile(f)
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
-			if want := "// a group of 4 blocks,"; !strings.Contains(string(text), want) {
-				t.Errorf("%s: no %q", f.Name(), want)
+			if want := "// a group of 4 blocks,"; !strings.Contains(string(text), want) || strings.Contains(string(text), "sgroup") {
+				t.Errorf("%s: want %q only", f.Name(), want)
 			}
 		}
+	}
+}
+
+// TestColumnOneGroup: BatchNorm at inference over [N, C] keeps its
+// per-row scalars in registers in groups of 8 blocks, and so has no groups
+// of 4 beside them (compileColumnGroups).
+func TestColumnOneGroup(t *testing.T) {
+	k, err := algo.BatchColumns(spec.Kernel{Name: "BNInf", Axis: "batch", Statistic: "none", Scale: true, Shift: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := target.Func{Kernel: k, ISA: target.AVX512}
+	text, err := compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := search(f, lowerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.cfg.stackSums >= 3 || !strings.Contains(string(text), columnGroup(target.AVX512)) || strings.Contains(string(text), "sgroup") {
+		t.Errorf("%s: want groups of 8 only, with the scalars in registers (stackSums %d)", f.Name(), big.cfg.stackSums)
+	}
+}
+
+// checkColumnSwitch checks src, f's code with groups of 8 and of 4
+// blocks (TestColumnGroups).
+func checkColumnSwitch(t *testing.T, f target.Func, src string) {
+	t.Helper()
+	small := columnSmallGroup(f)
+	if small != 4 || !strings.Contains(src, "// a group of 4 blocks, 64 rows") {
+		t.Errorf("%s: no groups of 4 blocks beside those of 8", f.Name())
+		return
+	}
+	// The check, once, before the groups of 8: rows of at most
+	// columnSmallMaxH elements, or spanning at most columnSmallMaxBytes
+	// (stride times h), go to the groups of 4.
+	head, rest, _ := strings.Cut(src, "\ngroup:")
+	sw := regexp.MustCompile(fmt.Sprintf(`CMPQ\s+(\w+), \$\+%d\n\s+JBE\s+sgroups\n\s+MOVQ\s+\w+, (\w+)\n\s+IMULQ\s+(\w+), (\w+)\n\s+CMPQ\s+(\w+), \$\+%d\n\s+JBE\s+sgroups\n`,
+		columnSmallMaxH, columnSmallMaxBytes))
+	m := sw.FindStringSubmatch(head)
+	if m == nil || m[1] != m[3] || m[2] != m[4] || m[4] != m[5] || sw.MatchString(rest) {
+		t.Errorf("%s: want the check %q once, before the groups, of h and h*stride", f.Name(), sw)
+	}
+	// Frame offsets differ: the two sizes share the frame.
+	code := func(src, from, to string) string {
+		_, s, _ := strings.Cut(src, "\n"+from+":\n")
+		if to != "" {
+			s, _, _ = strings.Cut(s, "\n"+to+":\n")
+		}
+		return regexp.MustCompile(`-?\d+\(SP\)`).ReplaceAllString(s, "N(SP)")
+	}
+	big, err := search(f, lowerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := search(f, lowerConfig{maxBlock: small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The groups of 8 hand the rows they leave, or abandon, to the
+	// groups of 4 rather than to the blocks.
+	got := strings.ReplaceAll(code(src, "group", "sgroups"), "sgroups", "blocks")
+	if want := code(string(big.text), "group", "blocks"); got != want {
+		t.Errorf("%s: the groups of 8 differ from those of the function of groups of 8 alone", f.Name())
+	}
+	got = strings.NewReplacer("sgroup", "group", "sloop", "gloop").Replace(code(src, "sgroup", ""))
+	if want := code(string(alone.text), "group", ""); got != want {
+		t.Errorf("%s: the groups of 4, blocks and tail differ from those of the function of groups of 4 alone", f.Name())
 	}
 }
 
@@ -477,11 +595,13 @@ func TestColumnPrefetch(t *testing.T) {
 // ntShapes are Columns shapes whose stride is a whole number of vectors
 // on both ISAs (16 floats), so that with a page-aligned output (the
 // kit's page-start placement) and the threshold at 0 the output pass
-// streams: groups, blocks and a masked tail (134 rows: an AVX-512 group,
-// AVX2 groups), sums in chunks (H 65 and 100).
+// streams: groups, blocks and a masked tail (134 rows: AVX-512 groups of
+// 4 blocks, or at 33 elements spanning more than columnSmallMaxBytes,
+// of 8 and then of 4; AVX2 groups), sums in chunks (H 65 and 100).
 var ntShapes = []layoutShape{
 	{16, ir.Shape{H: 3, Stride: 16}},
 	{134, ir.Shape{H: 65, Stride: 144}},
+	{134, ir.Shape{H: 33, Stride: 1024}},
 	{33, ir.Shape{H: 100, Stride: 48}},
 	{5, ir.Shape{H: 17, Stride: 16}},
 }
@@ -541,8 +661,8 @@ func TestExecuteColumnsNT(t *testing.T) {
 }
 
 // TestColumnNTLoops: BatchNorm's Columns kernels stream their output pass
-// only: VMOVNTPS in the last loop's streaming copy of every group and
-// block (a masked tail stores plainly), one gate per call before the
+// only: VMOVNTPS in the last loop's streaming copy of every group (of
+// either size) and block (a masked tail stores plainly), one gate per call before the
 // group (on AVX2 with its least stride), and SFENCE at the exit behind it.
 func TestColumnNTLoops(t *testing.T) {
 	for _, isa := range []target.ISA{target.AVX2, target.AVX512} {
@@ -560,7 +680,11 @@ func TestColumnNTLoops(t *testing.T) {
 				}
 			}
 			last := loops - 1
-			for _, b := range []string{"g", "b"} {
+			bodies := []string{"g", "b"}
+			if columnSmallGroup(f) > 0 {
+				bodies = append(bodies, "s") // the smaller groups
+			}
+			for _, b := range bodies {
 				body := src[strings.Index(src, fmt.Sprintf("\n%sloop%dnt:\n", b, last)):]
 				body, _, _ = strings.Cut(body, "\tJB ")
 				if got, want := strings.Count(body, "VMOVNTPS"), 1; got < want {

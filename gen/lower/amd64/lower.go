@@ -65,6 +65,10 @@ type lowering struct {
 	// hoisted says some loop did so.
 	hoistCut int
 	hoisted  bool
+	// small is the stackSums and hoistCut of a Columns function's
+	// smaller groups, its blocks and its tail, and (maxBlock) the blocks
+	// of those groups; nil: one group size (compileColumnGroups).
+	small *lowerConfig
 
 	ptr  []reg.GPVirtual // one per kernel array, advanced row by row
 	rows reg.GPVirtual   // rows left, counting down
@@ -144,11 +148,19 @@ func lower(f target.Func, maxBlock int, stackSums int, noPrefetch bool) (*avoir.
 // hoisted says whether some loop loaded frame scalars before its first
 // element (nil when it failed before lowering).
 func lowerWith(f target.Func, maxBlock int, stackSums int, noPrefetch bool, hoistCut int) (*avoir.Function, int, int, *lowering, error) {
+	return lowerOpts(f, lowerConfig{maxBlock, stackSums, noPrefetch, hoistCut}, nil)
+}
+
+// lowerOpts is lowerWith with its settings in c; small, when not nil, is
+// the settings of a Columns function's groups of fewer blocks
+// (compileColumnGroups).
+func lowerOpts(f target.Func, c lowerConfig, small *lowerConfig) (*avoir.Function, int, int, *lowering, error) {
+	maxBlock, stackSums, noPrefetch, hoistCut := c.maxBlock, c.stackSums, c.noPrefetch, c.hoistCut
 	k := f.Kernel
 	if err := ir.Check(k); err != nil {
 		return nil, 0, 0, nil, err
 	}
-	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch, hoistCut: hoistCut}
+	l := &lowering{f: f, k: k, accs: map[int]*accState{}, stackSums: stackSums, noPrefetch: noPrefetch, hoistCut: hoistCut, small: small}
 	l.isa = f.ISA.Desc()
 	if d := streamingDesc(f); d != nil {
 		l.isa = d
