@@ -141,10 +141,16 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 
 	tile := []jen.Code{jen.Id("n").Op(":=").Min(jen.Lit(colTile), jen.Id("rows").Op("-").Id("r0"))}
 	for _, a := range accs {
-		tile = append(tile, jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+		tile = append(tile,
+			jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))),
+			jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
 	}
 	if guarded {
-		tile = append(tile, jen.Clear(jen.Id("rejected").Index(jen.Empty(), jen.Id("n"))))
+		// rejects counts the tile's rejected columns: while none is, the
+		// runs are the whole tile and nothing goes to the float64 form,
+		// without a scan of rejected per loop.
+		tile = append(tile, jen.Clear(jen.Id("rejected").Index(jen.Empty(), jen.Id("n"))),
+			jen.Id("rejects").Op(":=").Lit(0))
 	} else {
 		tile = append(tile, jen.Comment("The whole tile is one run of columns.").Line().
 			List(jen.Id("lo"), jen.Id("hi")).Op(":=").Lit(0).Op(",").Id("n"))
@@ -153,11 +159,17 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	for it, item := range items {
 		if item.loop != nil {
 			run := l.columnsLoop(item.loop, kept)
-			if guarded {
+			if guarded && !guardSeen {
+				// No guard has run yet in the tile: one run.
+				tile = append(tile, jen.Block(append([]jen.Code{
+					jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").Lit(0).Op(",").Id("n")}, run...)...))
+			} else if guarded {
 				runs := []jen.Code{
 					jen.If(jen.Id("rejected").Index(jen.Id("lo"))).Block(jen.Id("lo").Op("++"), jen.Continue()),
-					jen.Id("hi").Op(":=").Id("lo").Op("+").Lit(1),
-					jen.For(jen.Id("hi").Op("<").Id("n").Op("&&").Op("!").Id("rejected").Index(jen.Id("hi"))).Block(jen.Id("hi").Op("++")),
+					jen.Id("hi").Op(":=").Id("n"),
+					jen.If(jen.Id("rejects").Op(">").Lit(0)).Block(
+						jen.Id("hi").Op("=").Id("lo").Op("+").Lit(1),
+						jen.For(jen.Id("hi").Op("<").Id("n").Op("&&").Op("!").Id("rejected").Index(jen.Id("hi"))).Block(jen.Id("hi").Op("++"))),
 				}
 				runs = append(append(runs, run...), jen.Id("lo").Op("=").Id("hi"))
 				tile = append(tile, jen.Comment("Runs of columns no guard rejected.").Line().
@@ -188,10 +200,11 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				v := l.value(st.Args[0])
 				stmts = append(stmts, jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
 					jen.Id("rejected").Index(jen.Id("c")).Op("=").True(),
+					jen.Id("rejects").Op("++"),
 					jen.Continue()))
 				continue
 			case ir.SSum:
-				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Float32().Call(jen.Id(l.k.AccName(st.Acc)+"Totals").Index(jen.Id("c"))))
+				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Id(l.k.AccName(st.Acc)+"Chunks").Index(jen.Id("c")))
 			case ir.SLoad, ir.SStore:
 				usesR = true
 				fallthrough
@@ -226,8 +239,8 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		for _, n := range target.ArgNames(k) {
 			args = append(args, jen.Id(n))
 		}
-		tile = append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(
-			jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Id(Float64Name(k)).Call(args...))))
+		tile = append(tile, jen.If(jen.Id("rejects").Op(">").Lit(0)).Block(jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(
+			jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Id(Float64Name(k)).Call(args...)))))
 	}
 	body = append(body, jen.For(
 		jen.Id("r0").Op(":=").Lit(0), jen.Id("r0").Op("<").Id("rows"), jen.Id("r0").Op("+=").Lit(colTile),
@@ -357,17 +370,25 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 	if len(accs) == 0 {
 		return append(run, walk(jen.Lit(0), jen.Id("h"))...)
 	}
-	var fold []jen.Code
+	var fold, last []jen.Code
 	for _, a := range accs {
 		n := k.AccName(a)
 		fold = append(fold,
 			jen.Id(n+"Total").Index(jen.Id("c")).Op("+=").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c"))),
 			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Lit(0))
+		last = append(last,
+			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Float32().Call(jen.Id(n+"Total").Index(jen.Id("c")).Op("+").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c")))))
 	}
 	chunk := append([]jen.Code{jen.Id("i1").Op(":=").Min(jen.Id("i0").Op("+").Lit(blockLen), jen.Id("h"))},
 		walk(jen.Id("i0"), jen.Id("i1"))...)
-	chunk = append(chunk, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...))
-	return append(run, jen.Commentf("Chunks of %d lines, each column's chunk one float32 chain.", blockLen).Line().
+	chunk = append(chunk, jen.If(jen.Id("i1").Op("<").Id("h")).Block(
+		jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...),
+	).Else().If(jen.Id("i0").Op(">").Lit(0)).Block(
+		jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(last...),
+	))
+	return append(run, jen.Commentf("Chunks of %d lines, each column's chunk one float32 chain; the last", blockLen).Line().
+		Comment("chunk leaves the column's sum rounded to float32 in its place (a").Line().
+		Comment("single chunk, its chain already is).").Line().
 		For(jen.Id("i0").Op(":=").Lit(0), jen.Id("i0").Op("<").Id("h"), jen.Id("i0").Op("+=").Lit(blockLen)).Block(chunk...))
 }
 
