@@ -24,30 +24,28 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
 			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -75,37 +73,36 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
-					pivotSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						pivotSumTotal[c] += float64(pivotSumChunk[c])
+						pivotSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
+			pivotSum := pivotSumChunks[c]
 			pivotMean := pivotSum * invN
 			shift := pivot + pivotMean
 			shiftCols[c] = shift
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
 			devSumChunk := devSumChunks[lo:][:w]
 			devSumTotal := devSumTotals[lo:][:w]
 			squareSumChunk := squareSumChunks[lo:][:w]
 			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -147,26 +144,33 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 						squareSumChunk[c] = squareSumAcc
 					}
 				}
-				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						devSumTotal[c] += float64(devSumChunk[c])
+						devSumChunk[c] = 0
+						squareSumTotal[c] += float64(squareSumChunk[c])
+						squareSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
-			devSum := float32(devSumTotals[c])
+			devSum := devSumChunks[c]
 			correction := devSum * invN
 			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
+			squareSum := squareSumChunks[c]
 			meanSquare := squareSum * invN
 			correctionSq := correction * correction
 			variance := meanSquare - correctionSq
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			std := float32(math.Sqrt(float64(varianceEps)))
@@ -179,9 +183,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -229,9 +236,11 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoConvNeXtLayerNormAnyF64(dst[r0+c:], x[r0+c:], gamma, beta, 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoConvNeXtLayerNormAnyF64(dst[r0+c:], x[r0+c:], gamma, beta, 1, h, stride)
+				}
 			}
 		}
 	}
@@ -468,30 +477,28 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
 			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -519,37 +526,36 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
-					pivotSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						pivotSumTotal[c] += float64(pivotSumChunk[c])
+						pivotSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
+			pivotSum := pivotSumChunks[c]
 			pivotMean := pivotSum * invN
 			shift := pivot + pivotMean
 			shiftCols[c] = shift
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
 			devSumChunk := devSumChunks[lo:][:w]
 			devSumTotal := devSumTotals[lo:][:w]
 			squareSumChunk := squareSumChunks[lo:][:w]
 			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -591,28 +597,35 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 						squareSumChunk[c] = squareSumAcc
 					}
 				}
-				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						devSumTotal[c] += float64(devSumChunk[c])
+						devSumChunk[c] = 0
+						squareSumTotal[c] += float64(squareSumChunk[c])
+						squareSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			r := r0 + c
 			shift := shiftCols[c]
-			devSum := float32(devSumTotals[c])
+			devSum := devSumChunks[c]
 			correction := devSum * invN
 			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
+			squareSum := squareSumChunks[c]
 			meanSquare := squareSum * invN
 			correctionSq := correction * correction
 			variance := meanSquare - correctionSq
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			std := float32(math.Sqrt(float64(varianceEps)))
@@ -643,9 +656,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -696,9 +712,11 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			means[r] = mean
 			rstds[r] = rstd
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainColumnsAnyF64(dst[r0+c:], means[r0+c:], rstds[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainColumnsAnyF64(dst[r0+c:], means[r0+c:], rstds[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}
@@ -897,9 +915,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(acc0Chunks[:n])
 		clear(acc0Totals[:n])
+		clear(acc1Chunks[:n])
 		clear(acc1Totals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			s0 := mean[r]
@@ -909,16 +930,8 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s2 := gain[r]
 			s2Cols[c] = s2
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			s0Run := s0Cols[lo:][:w]
 			s1Run := s1Cols[lo:][:w]
@@ -926,7 +939,9 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			acc0Total := acc0Totals[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
 			acc1Total := acc1Totals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -975,32 +990,41 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 						acc1Chunk[c] = acc1Acc
 					}
 				}
-				for c := range w {
-					acc0Total[c] += float64(acc0Chunk[c])
-					acc0Chunk[c] = 0
-					acc1Total[c] += float64(acc1Chunk[c])
-					acc1Chunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						acc0Total[c] += float64(acc0Chunk[c])
+						acc0Chunk[c] = 0
+						acc1Total[c] += float64(acc1Chunk[c])
+						acc1Chunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						acc0Chunk[c] = float32(acc0Total[c] + float64(acc0Chunk[c]))
+						acc1Chunk[c] = float32(acc1Total[c] + float64(acc1Chunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			r := r0 + c
 			s2 := s2Cols[c]
-			s3 := float32(acc0Totals[c])
+			s3 := acc0Chunks[c]
 			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			s5 := s3 * s4
 			s6 := s2 * s5
 			if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
-			s7 := float32(acc1Totals[c])
+			s7 := acc1Chunks[c]
 			if !(s7 >= -math.MaxFloat32 && s7 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			s8 := s7 * s4
@@ -1008,6 +1032,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s9Cols[c] = s9
 			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			dgain[r] = s3
@@ -1021,9 +1046,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			s2Run := s2Cols[lo:][:w]
@@ -1072,9 +1100,11 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[r0+c:], dgain[r0+c:], dbias[r0+c:], dy[r0+c:], x[r0+c:], mean[r0+c:], rstd[r0+c:], gain[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[r0+c:], dgain[r0+c:], dbias[r0+c:], dy[r0+c:], x[r0+c:], mean[r0+c:], rstd[r0+c:], gain[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}
@@ -1297,30 +1327,28 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
 			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -1348,37 +1376,36 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
-					pivotSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						pivotSumTotal[c] += float64(pivotSumChunk[c])
+						pivotSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
+			pivotSum := pivotSumChunks[c]
 			pivotMean := pivotSum * invN
 			shift := pivot + pivotMean
 			shiftCols[c] = shift
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
 			devSumChunk := devSumChunks[lo:][:w]
 			devSumTotal := devSumTotals[lo:][:w]
 			squareSumChunk := squareSumChunks[lo:][:w]
 			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -1420,28 +1447,35 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 						squareSumChunk[c] = squareSumAcc
 					}
 				}
-				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						devSumTotal[c] += float64(devSumChunk[c])
+						devSumChunk[c] = 0
+						squareSumTotal[c] += float64(squareSumChunk[c])
+						squareSumChunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			r := r0 + c
 			shift := shiftCols[c]
-			devSum := float32(devSumTotals[c])
+			devSum := devSumChunks[c]
 			correction := devSum * invN
 			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
+			squareSum := squareSumChunks[c]
 			meanSquare := squareSum * invN
 			correctionSq := correction * correction
 			variance := meanSquare - correctionSq
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			std := float32(math.Sqrt(float64(varianceEps)))
@@ -1469,9 +1503,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -1512,9 +1549,11 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainONNXColumnsAnyF64(dst[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainONNXColumnsAnyF64(dst[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}
