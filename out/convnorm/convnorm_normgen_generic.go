@@ -17,9 +17,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
+	var varianceCols [1024]float32
 	var rstdCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
@@ -37,18 +40,22 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		{
+		if h > 64 {
 			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			blockShiftRun := blockShiftCols[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			runMean := runMeans[lo:][:w]
+			runM2 := runM2s[lo:][:w]
+			// The first chunk of lines: the two passes around the pivot.
+			i1 := min(64, h)
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -73,100 +80,256 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				if i1 < h {
-					for c := range w {
-						pivotSumTotal[c] += float64(pivotSumChunk[c])
-						pivotSumChunk[c] = 0
-					}
-				} else if i0 > 0 {
-					for c := range w {
-						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-					}
-				}
 			}
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := pivotSumChunks[c]
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		{
-			lo, hi := 0, n
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			for c := range w {
+				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+				pivotSumChunk[c] = 0
+			}
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
 					xLine2 := x[(i+2)*stride+r0+lo:][:w]
 					xLine3 := x[(i+3)*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev0 := (xLine0[c] - blockShiftCol)
+						devSumAcc += float64(dev0)
+						squareSumAcc += float64(dev0 * dev0)
+						dev1 := (xLine1[c] - blockShiftCol)
+						devSumAcc += float64(dev1)
+						squareSumAcc += float64(dev1 * dev1)
+						dev2 := (xLine2[c] - blockShiftCol)
+						devSumAcc += float64(dev2)
+						squareSumAcc += float64(dev2 * dev2)
+						dev3 := (xLine3[c] - blockShiftCol)
+						devSumAcc += float64(dev3)
+						squareSumAcc += float64(dev3 * dev3)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
 				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
-					}
-				}
-				if i1 < h {
-					for c := range w {
-						devSumTotal[c] += float64(devSumChunk[c])
-						devSumChunk[c] = 0
-						squareSumTotal[c] += float64(squareSumChunk[c])
-						squareSumChunk[c] = 0
-					}
-				} else if i0 > 0 {
-					for c := range w {
-						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev := (xLine[c] - blockShiftCol)
+						devSumAcc += float64(dev)
+						squareSumAcc += float64(dev * dev)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
 			}
+			for c := range w {
+				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+				blockShiftRun[c] = float32(runMean[c])
+			}
+			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+			for i0 := 64; i0 < h; i0 += 64 {
+				i1 := min(i0+64, h)
+				na, nb := float64(i0), float64(i1-i0)
+				nab := na + nb
+				{
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+				}
+				for c := range w {
+					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+					blockMean := float64(blockShiftRun[c]) + blockDev/nb
+					delta := blockMean - runMean[c]
+					runMean[c] += delta * nb / nab
+					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+					blockShiftRun[c] = float32(blockMean)
+					devSumChunk[c], squareSumChunk[c] = 0, 0
+				}
+			}
+			for c := range w {
+				shift := float32(runMean[c])
+				shiftCols[c] = shift
+				correctionCols[c] = float32(runMean[c] - float64(shift))
+				varianceCols[c] = float32(runM2[c] / float64(h))
+			}
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceCols[c] = variance
+			}
 		}
 		for c := range n {
-			devSum := devSumChunks[c]
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := squareSumChunks[c]
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
+			variance := varianceCols[c]
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true
@@ -467,9 +630,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
+	var varianceCols [1024]float32
 	var rstdCols [1024]float32
 	var meanCols [1024]float32
 	var scaleCols [1024]float32
@@ -490,18 +656,22 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		{
+		if h > 64 {
 			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			blockShiftRun := blockShiftCols[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			runMean := runMeans[lo:][:w]
+			runM2 := runM2s[lo:][:w]
+			// The first chunk of lines: the two passes around the pivot.
+			i1 := min(64, h)
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -526,102 +696,259 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				if i1 < h {
-					for c := range w {
-						pivotSumTotal[c] += float64(pivotSumChunk[c])
-						pivotSumChunk[c] = 0
-					}
-				} else if i0 > 0 {
-					for c := range w {
-						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-					}
-				}
 			}
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := pivotSumChunks[c]
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		{
-			lo, hi := 0, n
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			for c := range w {
+				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+				pivotSumChunk[c] = 0
+			}
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
 					xLine2 := x[(i+2)*stride+r0+lo:][:w]
 					xLine3 := x[(i+3)*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev0 := (xLine0[c] - blockShiftCol)
+						devSumAcc += float64(dev0)
+						squareSumAcc += float64(dev0 * dev0)
+						dev1 := (xLine1[c] - blockShiftCol)
+						devSumAcc += float64(dev1)
+						squareSumAcc += float64(dev1 * dev1)
+						dev2 := (xLine2[c] - blockShiftCol)
+						devSumAcc += float64(dev2)
+						squareSumAcc += float64(dev2 * dev2)
+						dev3 := (xLine3[c] - blockShiftCol)
+						devSumAcc += float64(dev3)
+						squareSumAcc += float64(dev3 * dev3)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
 				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev := (xLine[c] - blockShiftCol)
+						devSumAcc += float64(dev)
+						squareSumAcc += float64(dev * dev)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
-				if i1 < h {
-					for c := range w {
-						devSumTotal[c] += float64(devSumChunk[c])
-						devSumChunk[c] = 0
-						squareSumTotal[c] += float64(squareSumChunk[c])
-						squareSumChunk[c] = 0
+			}
+			for c := range w {
+				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+				blockShiftRun[c] = float32(runMean[c])
+			}
+			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+			for i0 := 64; i0 < h; i0 += 64 {
+				i1 := min(i0+64, h)
+				na, nb := float64(i0), float64(i1-i0)
+				nab := na + nb
+				{
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
 					}
-				} else if i0 > 0 {
-					for c := range w {
-						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
 					}
 				}
+				for c := range w {
+					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+					blockMean := float64(blockShiftRun[c]) + blockDev/nb
+					delta := blockMean - runMean[c]
+					runMean[c] += delta * nb / nab
+					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+					blockShiftRun[c] = float32(blockMean)
+					devSumChunk[c], squareSumChunk[c] = 0, 0
+				}
+			}
+			for c := range w {
+				shift := float32(runMean[c])
+				shiftCols[c] = shift
+				correctionCols[c] = float32(runMean[c] - float64(shift))
+				varianceCols[c] = float32(runM2[c] / float64(h))
+			}
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceCols[c] = variance
 			}
 		}
 		for c := range n {
 			r := r0 + c
+			variance := varianceCols[c]
 			shift := shiftCols[c]
-			devSum := devSumChunks[c]
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := squareSumChunks[c]
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
+			correction := correctionCols[c]
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true
@@ -936,8 +1263,8 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s0Run := s0Cols[lo:][:w]
 			s1Run := s1Cols[lo:][:w]
 			acc0Chunk := acc0Chunks[lo:][:w]
-			acc0Total := acc0Totals[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
 			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain; the last
 			// chunk leaves the column's sum rounded to float32 in its place (a
@@ -1319,9 +1646,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
+	var varianceCols [1024]float32
 	var scaleCols [1024]float32
 	var biasCols [1024]float32
 	var rejected [1024]bool
@@ -1340,18 +1670,22 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		{
+		if h > 64 {
 			lo, hi := 0, n
 			w := hi - lo
 			pivotRun := pivotCols[lo:][:w]
 			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			blockShiftRun := blockShiftCols[lo:][:w]
+			devSumTotal := devSumTotals[lo:][:w]
+			squareSumTotal := squareSumTotals[lo:][:w]
+			devSumChunk := devSumChunks[lo:][:w]
+			squareSumChunk := squareSumChunks[lo:][:w]
+			runMean := runMeans[lo:][:w]
+			runM2 := runM2s[lo:][:w]
+			// The first chunk of lines: the two passes around the pivot.
+			i1 := min(64, h)
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -1376,102 +1710,259 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 						pivotSumChunk[c] = pivotSumAcc
 					}
 				}
-				if i1 < h {
-					for c := range w {
-						pivotSumTotal[c] += float64(pivotSumChunk[c])
-						pivotSumChunk[c] = 0
-					}
-				} else if i0 > 0 {
-					for c := range w {
-						pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-					}
-				}
 			}
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := pivotSumChunks[c]
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		{
-			lo, hi := 0, n
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain; the last
-			// chunk leaves the column's sum rounded to float32 in its place (a
-			// single chunk, its chain already is).
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
+			for c := range w {
+				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+				pivotSumChunk[c] = 0
+			}
+			{
+				i := 0
 				for ; i+4 <= i1; i += 4 {
 					xLine0 := x[i*stride+r0+lo:][:w]
 					xLine1 := x[(i+1)*stride+r0+lo:][:w]
 					xLine2 := x[(i+2)*stride+r0+lo:][:w]
 					xLine3 := x[(i+3)*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev0 := (xLine0[c] - blockShiftCol)
+						devSumAcc += float64(dev0)
+						squareSumAcc += float64(dev0 * dev0)
+						dev1 := (xLine1[c] - blockShiftCol)
+						devSumAcc += float64(dev1)
+						squareSumAcc += float64(dev1 * dev1)
+						dev2 := (xLine2[c] - blockShiftCol)
+						devSumAcc += float64(dev2)
+						squareSumAcc += float64(dev2 * dev2)
+						dev3 := (xLine3[c] - blockShiftCol)
+						devSumAcc += float64(dev3)
+						squareSumAcc += float64(dev3 * dev3)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
 				for ; i < i1; i++ {
 					xLine := x[i*stride+r0+lo:][:w]
 					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+						blockShiftCol := blockShiftRun[c]
+						devSumAcc := devSumTotal[c]
+						squareSumAcc := squareSumTotal[c]
+						dev := (xLine[c] - blockShiftCol)
+						devSumAcc += float64(dev)
+						squareSumAcc += float64(dev * dev)
+						devSumTotal[c] = devSumAcc
+						squareSumTotal[c] = squareSumAcc
 					}
 				}
-				if i1 < h {
-					for c := range w {
-						devSumTotal[c] += float64(devSumChunk[c])
-						devSumChunk[c] = 0
-						squareSumTotal[c] += float64(squareSumChunk[c])
-						squareSumChunk[c] = 0
+			}
+			for c := range w {
+				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+				blockShiftRun[c] = float32(runMean[c])
+			}
+			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+			for i0 := 64; i0 < h; i0 += 64 {
+				i1 := min(i0+64, h)
+				na, nb := float64(i0), float64(i1-i0)
+				nab := na + nb
+				{
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
 					}
-				} else if i0 > 0 {
-					for c := range w {
-						devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-						squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
 					}
 				}
+				for c := range w {
+					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+					blockMean := float64(blockShiftRun[c]) + blockDev/nb
+					delta := blockMean - runMean[c]
+					runMean[c] += delta * nb / nab
+					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+					blockShiftRun[c] = float32(blockMean)
+					devSumChunk[c], squareSumChunk[c] = 0, 0
+				}
+			}
+			for c := range w {
+				shift := float32(runMean[c])
+				shiftCols[c] = shift
+				correctionCols[c] = float32(runMean[c] - float64(shift))
+				varianceCols[c] = float32(runM2[c] / float64(h))
+			}
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceCols[c] = variance
 			}
 		}
 		for c := range n {
 			r := r0 + c
+			variance := varianceCols[c]
 			shift := shiftCols[c]
-			devSum := devSumChunks[c]
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := squareSumChunks[c]
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
+			correction := correctionCols[c]
 			varianceEps := variance + eps
 			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 				rejected[c] = true

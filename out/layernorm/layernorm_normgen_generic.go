@@ -693,8 +693,8 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 		{
 			w := hi - lo
 			acc0Chunk := acc0Chunks[lo:][:w]
-			acc0Total := acc0Totals[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
 			acc1Total := acc1Totals[lo:][:w]
 			// Chunks of 64 lines, each column's chunk one float32 chain; the last
 			// chunk leaves the column's sum rounded to float32 in its place (a
