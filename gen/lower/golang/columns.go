@@ -69,7 +69,9 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	type item struct {
 		stmts []*ir.Scalar
 		loop  *ir.Loop
-		fused bool // the mean and variance in one pass (columnsFused)
+		fused bool       // the mean and variance in one pass (columnsFused)
+		pre   []jen.Code // per-column code before stmts, defining local
+		local map[ir.S]bool
 	}
 	fu := columnsFusion(k)
 	var items []item
@@ -105,7 +107,9 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				}
 				continue
 			}
-			if len(items) == 0 || items[len(items)-1].loop != nil || items[len(items)-1].fused {
+			// The statements after the fused passes join them: in one
+			// loop with the passes' last statements, or their values.
+			if len(items) == 0 || items[len(items)-1].loop != nil {
 				items = append(items, item{})
 			}
 			items[len(items)-1].stmts = append(items[len(items)-1].stmts, st)
@@ -189,16 +193,25 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			List(jen.Id("lo"), jen.Id("hi")).Op(":=").Lit(0).Op(",").Id("n"))
 	}
 	guardSeen := false
+	stmtsItem := func(stmts []*ir.Scalar, pre []jen.Code, local map[ir.S]bool) item {
+		return item{stmts: stmts, pre: pre, local: local}
+	}
 	// emit is the code of item it.
 	var emit func(item item, it int) []jen.Code
 	emit = func(item item, it int) (tile []jen.Code) {
 		if item.fused {
 			// Up to a chunk of lines, the two passes as they are.
 			var short []jen.Code
-			for _, sub := range fusedItems {
+			seen := guardSeen // each branch from the same start
+			last := len(fusedItems) - 1
+			for _, sub := range fusedItems[:last] {
 				short = append(short, emit(sub, it)...)
 			}
-			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(l.columnsFused(fu, kept)...).Else().Block(short...)}
+			short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
+			guardSeen = seen
+			pre, local := l.columnsFusedValues(fu, kept, item.stmts)
+			long := append([]jen.Code{jen.Block(l.columnsFused(fu)...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
+			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(long...).Else().Block(short...)}
 		}
 		if item.loop != nil {
 			run := l.columnsLoop(item.loop, kept)
@@ -229,10 +242,16 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		usesR := false
 		var reads []jen.Code
 		read := map[ir.S]bool{}
-		var stmts []jen.Code
+		// Values this loop defines; a kept value from elsewhere is read
+		// from its array.
+		local := map[ir.S]bool{}
+		for s := range item.local {
+			local[s] = true
+		}
+		stmts := append([]jen.Code(nil), item.pre...)
 		for _, st := range item.stmts {
 			for _, a := range st.Args {
-				if kept[a] && def[a] != it && !read[a] {
+				if kept[a] && !local[a] && !read[a] {
 					read[a] = true
 					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Id(l.k.ScalarName(a)+"Cols").Index(jen.Id("c")))
 				}
@@ -258,6 +277,9 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 			if st.Code != ir.SStore && kept[st.Dst] {
 				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)+"Cols").Index(jen.Id("c")).Op("=").Id(l.k.ScalarName(st.Dst)))
+			}
+			if st.Code != ir.SStore {
+				local[st.Dst] = true
 			}
 		}
 		if len(stmts) == 0 {
@@ -494,16 +516,13 @@ func columnsFusion(k *ir.Kernel) *fusion {
 // chunk before, its sums joined to runMean and runM2 in float64 by the
 // parallel-variance update; then the shift, correction and variance the
 // later items read. Fewer than blockLen lines are the first chunk alone.
-func (l *lowering) columnsFused(fu *fusion, kept map[ir.S]bool) []jen.Code {
+func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 	k := l.k
 	id := jen.Id
 	f64 := func(c jen.Code) *jen.Statement { return jen.Float64().Call(c) }
 	at := func(name string) *jen.Statement { return id(name).Index(id("c")) }
 	cols := func(body ...jen.Code) jen.Code { return jen.For(id("c").Op(":=").Range().Id("w")).Block(body...) }
-	withBlock := map[ir.S]bool{fu.pivotShift: true}
-	for s := range kept {
-		withBlock[s] = true
-	}
+	withBlock := map[ir.S]bool{fu.pivotShift: true, fu.pivot: true}
 	runA, walkA := l.columnsWalk(fu.a, withBlock, false)
 	// The first chunk's deviations in float64: its shift, the mean of its
 	// lines, can be far from most of them (an outlier among them), whose
@@ -559,17 +578,41 @@ func (l *lowering) columnsFused(fu *fusion, kept map[ir.S]bool) []jen.Code {
 	code = append(code, jen.Comment("Each later chunk: one pass around the mean of the chunk before, joined in float64."),
 		jen.For(id("i0").Op(":=").Lit(blockLen), id("i0").Op("<").Id("h"), id("i0").Op("+=").Lit(blockLen)).Block(later...))
 
-	// The values the later items read.
+	return code
+}
+
+// columnsFusedValues is the per-column code of the fused passes' values
+// (shift, correction, variance) for the loop of the statements tail
+// after them: locals where kept or tail reads them, stored where kept.
+func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir.Scalar) ([]jen.Code, map[ir.S]bool) {
+	k := l.k
+	reads := map[ir.S]bool{}
+	for _, st := range tail {
+		for _, a := range st.Args {
+			reads[a] = true
+		}
+	}
+	need := func(s ir.S) bool { return kept[s] || reads[s] }
+	at := func(name string) *jen.Statement { return jen.Id(name).Index(jen.Id("c")) }
+	local := map[ir.S]bool{}
+	var code []jen.Code
+	value := func(s ir.S, v jen.Code) {
+		n := k.ScalarName(s)
+		code = append(code, jen.Id(n).Op(":=").Add(v))
+		local[s] = true
+		if kept[s] {
+			code = append(code, at(n+"Cols").Op("=").Id(n))
+		}
+	}
 	shift := k.ScalarName(fu.shift)
-	fin := []jen.Code{id(shift).Op(":=").Float32().Call(at("runMean"))}
-	if kept[fu.shift] {
-		fin = append(fin, at(shift+"Cols").Op("=").Id(shift))
+	if need(fu.shift) || need(fu.correction) {
+		value(fu.shift, jen.Float32().Call(at("runMeans")))
 	}
-	if kept[fu.correction] {
-		fin = append(fin, at(k.ScalarName(fu.correction)+"Cols").Op("=").Float32().Call(at("runMean").Op("-").Add(f64(id(shift)))))
+	if need(fu.correction) {
+		value(fu.correction, jen.Float32().Call(at("runMeans").Op("-").Float64().Call(jen.Id(shift))))
 	}
-	if kept[fu.variance] {
-		fin = append(fin, at(k.ScalarName(fu.variance)+"Cols").Op("=").Float32().Call(at("runM2").Op("/").Float64().Call(id("h"))))
+	if need(fu.variance) {
+		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
-	return append(code, cols(fin...))
+	return code, local
 }
