@@ -22,7 +22,6 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
-	var varianceCols [1024]float32
 	var rstdCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
@@ -41,104 +40,53 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			pivotCols[c] = pivot
 		}
 		if h > 64 {
-			lo, hi := 0, n
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			blockShiftRun := blockShiftCols[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			runMean := runMeans[lo:][:w]
-			runM2 := runM2s[lo:][:w]
-			// The first chunk of lines: the two passes around the pivot.
-			i1 := min(64, h)
 			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
-				pivotSumChunk[c] = 0
-			}
-			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev0 := (xLine0[c] - blockShiftCol)
-						devSumAcc += float64(dev0)
-						squareSumAcc += float64(dev0 * dev0)
-						dev1 := (xLine1[c] - blockShiftCol)
-						devSumAcc += float64(dev1)
-						squareSumAcc += float64(dev1 * dev1)
-						dev2 := (xLine2[c] - blockShiftCol)
-						devSumAcc += float64(dev2)
-						squareSumAcc += float64(dev2 * dev2)
-						dev3 := (xLine3[c] - blockShiftCol)
-						devSumAcc += float64(dev3)
-						squareSumAcc += float64(dev3 * dev3)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev := (xLine[c] - blockShiftCol)
-						devSumAcc += float64(dev)
-						squareSumAcc += float64(dev * dev)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
-				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-				blockShiftRun[c] = float32(runMean[c])
-			}
-			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
-			for i0 := 64; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				na, nb := float64(i0), float64(i1-i0)
-				nab := na + nb
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
 				{
-					i := i0
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+				}
+				for c := range w {
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					pivotSumChunk[c] = 0
+				}
+				{
+					i := 0
 					for ; i+4 <= i1; i += 4 {
 						xLine0 := x[i*stride+r0+lo:][:w]
 						xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -146,53 +94,116 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 						xLine3 := x[(i+3)*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
 							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
 							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
 							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
-							devSumAcc += dev
-							squareSumAcc += dev * dev
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 				}
 				for c := range w {
-					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-					blockMean := float64(blockShiftRun[c]) + blockDev/nb
-					delta := blockMean - runMean[c]
-					runMean[c] += delta * nb / nab
-					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-					blockShiftRun[c] = float32(blockMean)
-					devSumChunk[c], squareSumChunk[c] = 0, 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			for c := range w {
-				shift := float32(runMean[c])
+			for c := range n {
+				shift := float32(runMeans[c])
 				shiftCols[c] = shift
-				correctionCols[c] = float32(runMean[c] - float64(shift))
-				varianceCols[c] = float32(runM2[c] / float64(h))
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
 			}
 		} else {
 			{
@@ -325,20 +336,16 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
 				variance := meanSquare - correctionSq
-				varianceCols[c] = variance
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
 			}
-		}
-		for c := range n {
-			variance := varianceCols[c]
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			rstdCols[c] = rstd
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -635,7 +642,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
-	var varianceCols [1024]float32
 	var rstdCols [1024]float32
 	var meanCols [1024]float32
 	var scaleCols [1024]float32
@@ -657,104 +663,53 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			pivotCols[c] = pivot
 		}
 		if h > 64 {
-			lo, hi := 0, n
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			blockShiftRun := blockShiftCols[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			runMean := runMeans[lo:][:w]
-			runM2 := runM2s[lo:][:w]
-			// The first chunk of lines: the two passes around the pivot.
-			i1 := min(64, h)
 			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
-				pivotSumChunk[c] = 0
-			}
-			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev0 := (xLine0[c] - blockShiftCol)
-						devSumAcc += float64(dev0)
-						squareSumAcc += float64(dev0 * dev0)
-						dev1 := (xLine1[c] - blockShiftCol)
-						devSumAcc += float64(dev1)
-						squareSumAcc += float64(dev1 * dev1)
-						dev2 := (xLine2[c] - blockShiftCol)
-						devSumAcc += float64(dev2)
-						squareSumAcc += float64(dev2 * dev2)
-						dev3 := (xLine3[c] - blockShiftCol)
-						devSumAcc += float64(dev3)
-						squareSumAcc += float64(dev3 * dev3)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev := (xLine[c] - blockShiftCol)
-						devSumAcc += float64(dev)
-						squareSumAcc += float64(dev * dev)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
-				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-				blockShiftRun[c] = float32(runMean[c])
-			}
-			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
-			for i0 := 64; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				na, nb := float64(i0), float64(i1-i0)
-				nab := na + nb
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
 				{
-					i := i0
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+				}
+				for c := range w {
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					pivotSumChunk[c] = 0
+				}
+				{
+					i := 0
 					for ; i+4 <= i1; i += 4 {
 						xLine0 := x[i*stride+r0+lo:][:w]
 						xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -762,53 +717,135 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 						xLine3 := x[(i+3)*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
 							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
 							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
 							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
-							devSumAcc += dev
-							squareSumAcc += dev * dev
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 				}
 				for c := range w {
-					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-					blockMean := float64(blockShiftRun[c]) + blockDev/nb
-					delta := blockMean - runMean[c]
-					runMean[c] += delta * nb / nab
-					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-					blockShiftRun[c] = float32(blockMean)
-					devSumChunk[c], squareSumChunk[c] = 0, 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			for c := range w {
-				shift := float32(runMean[c])
+			for c := range n {
+				r := r0 + c
+				shift := float32(runMeans[c])
 				shiftCols[c] = shift
-				correctionCols[c] = float32(runMean[c] - float64(shift))
-				varianceCols[c] = float32(runM2[c] / float64(h))
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
+				mean := shift + correction
+				meanCols[c] = mean
+				unbiasedVariance := variance / unbias
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * unbiasedVariance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
 		} else {
 			{
@@ -934,6 +971,8 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			for c := range n {
+				r := r0 + c
+				shift := shiftCols[c]
 				devSum := devSumChunks[c]
 				correction := devSum * invN
 				correctionCols[c] = correction
@@ -941,41 +980,34 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
 				variance := meanSquare - correctionSq
-				varianceCols[c] = variance
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
+				mean := shift + correction
+				meanCols[c] = mean
+				unbiasedVariance := variance / unbias
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * unbiasedVariance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
-		}
-		for c := range n {
-			r := r0 + c
-			variance := varianceCols[c]
-			shift := shiftCols[c]
-			correction := correctionCols[c]
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			rstdCols[c] = rstd
-			mean := shift + correction
-			meanCols[c] = mean
-			unbiasedVariance := variance / unbias
-			oldMean := runMean[r]
-			keptMean := keep * oldMean
-			takenMean := take * mean
-			newMean := keptMean + takenMean
-			runMean[r] = newMean
-			oldVar := runVar[r]
-			keptVar := keep * oldVar
-			takenVar := take * unbiasedVariance
-			newVar := keptVar + takenVar
-			runVar[r] = newVar
-			gain := gains[r]
-			scale := rstd * gain
-			scaleCols[c] = scale
-			bias := biases[r]
-			biasCols[c] = bias
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1651,7 +1683,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
-	var varianceCols [1024]float32
 	var scaleCols [1024]float32
 	var biasCols [1024]float32
 	var rejected [1024]bool
@@ -1671,104 +1702,53 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			pivotCols[c] = pivot
 		}
 		if h > 64 {
-			lo, hi := 0, n
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			blockShiftRun := blockShiftCols[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			runMean := runMeans[lo:][:w]
-			runM2 := runM2s[lo:][:w]
-			// The first chunk of lines: the two passes around the pivot.
-			i1 := min(64, h)
 			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
-				pivotSumChunk[c] = 0
-			}
-			{
-				i := 0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev0 := (xLine0[c] - blockShiftCol)
-						devSumAcc += float64(dev0)
-						squareSumAcc += float64(dev0 * dev0)
-						dev1 := (xLine1[c] - blockShiftCol)
-						devSumAcc += float64(dev1)
-						squareSumAcc += float64(dev1 * dev1)
-						dev2 := (xLine2[c] - blockShiftCol)
-						devSumAcc += float64(dev2)
-						squareSumAcc += float64(dev2 * dev2)
-						dev3 := (xLine3[c] - blockShiftCol)
-						devSumAcc += float64(dev3)
-						squareSumAcc += float64(dev3 * dev3)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						blockShiftCol := blockShiftRun[c]
-						devSumAcc := devSumTotal[c]
-						squareSumAcc := squareSumTotal[c]
-						dev := (xLine[c] - blockShiftCol)
-						devSumAcc += float64(dev)
-						squareSumAcc += float64(dev * dev)
-						devSumTotal[c] = devSumAcc
-						squareSumTotal[c] = squareSumAcc
-					}
-				}
-			}
-			for c := range w {
-				blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-				runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
-				runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-				blockShiftRun[c] = float32(runMean[c])
-			}
-			// Each later chunk: one pass around the mean of the chunk before, joined in float64.
-			for i0 := 64; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				na, nb := float64(i0), float64(i1-i0)
-				nab := na + nb
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
 				{
-					i := i0
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+				}
+				for c := range w {
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					pivotSumChunk[c] = 0
+				}
+				{
+					i := 0
 					for ; i+4 <= i1; i += 4 {
 						xLine0 := x[i*stride+r0+lo:][:w]
 						xLine1 := x[(i+1)*stride+r0+lo:][:w]
@@ -1776,53 +1756,132 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 						xLine3 := x[(i+3)*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
 							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
 							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
 							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
 							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
-							devSumAcc += dev
-							squareSumAcc += dev * dev
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
 						}
 					}
 				}
 				for c := range w {
-					blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-					blockMean := float64(blockShiftRun[c]) + blockDev/nb
-					delta := blockMean - runMean[c]
-					runMean[c] += delta * nb / nab
-					runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-					blockShiftRun[c] = float32(blockMean)
-					devSumChunk[c], squareSumChunk[c] = 0, 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			for c := range w {
-				shift := float32(runMean[c])
+			for c := range n {
+				r := r0 + c
+				shift := float32(runMeans[c])
 				shiftCols[c] = shift
-				correctionCols[c] = float32(runMean[c] - float64(shift))
-				varianceCols[c] = float32(runM2[c] / float64(h))
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				mean := shift + correction
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * variance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
 		} else {
 			{
@@ -1948,6 +2007,8 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			for c := range n {
+				r := r0 + c
+				shift := shiftCols[c]
 				devSum := devSumChunks[c]
 				correction := devSum * invN
 				correctionCols[c] = correction
@@ -1955,38 +2016,31 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
 				variance := meanSquare - correctionSq
-				varianceCols[c] = variance
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				mean := shift + correction
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * variance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
-		}
-		for c := range n {
-			r := r0 + c
-			variance := varianceCols[c]
-			shift := shiftCols[c]
-			correction := correctionCols[c]
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			mean := shift + correction
-			oldMean := runMean[r]
-			keptMean := keep * oldMean
-			takenMean := take * mean
-			newMean := keptMean + takenMean
-			runMean[r] = newMean
-			oldVar := runVar[r]
-			keptVar := keep * oldVar
-			takenVar := take * variance
-			newVar := keptVar + takenVar
-			runVar[r] = newVar
-			gain := gains[r]
-			scale := rstd * gain
-			scaleCols[c] = scale
-			bias := biases[r]
-			biasCols[c] = bias
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
