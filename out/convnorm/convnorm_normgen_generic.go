@@ -17,6 +17,8 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
@@ -24,154 +26,326 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+		if h > 64 {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
 				}
 				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
-			}
-			lo = hi
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
 				}
 				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			lo = hi
-		}
-		for c := range n {
-			devSum := float32(devSumTotals[c])
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				continue
+			for c := range n {
+				shift := float32(runMeans[c])
+				shiftCols[c] = shift
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
 			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			rstdCols[c] = rstd
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
+			}
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -179,9 +353,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -229,9 +406,11 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoConvNeXtLayerNormAnyF64(dst[r0+c:], x[r0+c:], gamma, beta, 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoConvNeXtLayerNormAnyF64(dst[r0+c:], x[r0+c:], gamma, beta, 1, h, stride)
+				}
 			}
 		}
 	}
@@ -458,6 +637,8 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
@@ -468,174 +649,365 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+		if h > 64 {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
 				}
 				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
-			}
-			lo = hi
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
 				}
 				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			lo = hi
-		}
-		for c := range n {
-			r := r0 + c
-			shift := shiftCols[c]
-			devSum := float32(devSumTotals[c])
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				continue
+			for c := range n {
+				r := r0 + c
+				shift := float32(runMeans[c])
+				shiftCols[c] = shift
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
+				mean := shift + correction
+				meanCols[c] = mean
+				unbiasedVariance := variance / unbias
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * unbiasedVariance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			rstdCols[c] = rstd
-			mean := shift + correction
-			meanCols[c] = mean
-			unbiasedVariance := variance / unbias
-			oldMean := runMean[r]
-			keptMean := keep * oldMean
-			takenMean := take * mean
-			newMean := keptMean + takenMean
-			runMean[r] = newMean
-			oldVar := runVar[r]
-			keptVar := keep * oldVar
-			takenVar := take * unbiasedVariance
-			newVar := keptVar + takenVar
-			runVar[r] = newVar
-			gain := gains[r]
-			scale := rstd * gain
-			scaleCols[c] = scale
-			bias := biases[r]
-			biasCols[c] = bias
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				r := r0 + c
+				shift := shiftCols[c]
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				rstdCols[c] = rstd
+				mean := shift + correction
+				meanCols[c] = mean
+				unbiasedVariance := variance / unbias
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * unbiasedVariance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
+			}
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -643,9 +1015,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -696,9 +1071,11 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			means[r] = mean
 			rstds[r] = rstd
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainColumnsAnyF64(dst[r0+c:], means[r0+c:], rstds[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainColumnsAnyF64(dst[r0+c:], means[r0+c:], rstds[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}
@@ -897,9 +1274,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(acc0Chunks[:n])
 		clear(acc0Totals[:n])
+		clear(acc1Chunks[:n])
 		clear(acc1Totals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			s0 := mean[r]
@@ -909,24 +1289,18 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s2 := gain[r]
 			s2Cols[c] = s2
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
+		{
+			lo, hi := 0, n
 			w := hi - lo
 			s0Run := s0Cols[lo:][:w]
 			s1Run := s1Cols[lo:][:w]
 			acc0Chunk := acc0Chunks[lo:][:w]
-			acc0Total := acc0Totals[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
 			acc1Total := acc1Totals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -975,32 +1349,41 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 						acc1Chunk[c] = acc1Acc
 					}
 				}
-				for c := range w {
-					acc0Total[c] += float64(acc0Chunk[c])
-					acc0Chunk[c] = 0
-					acc1Total[c] += float64(acc1Chunk[c])
-					acc1Chunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						acc0Total[c] += float64(acc0Chunk[c])
+						acc0Chunk[c] = 0
+						acc1Total[c] += float64(acc1Chunk[c])
+						acc1Chunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						acc0Chunk[c] = float32(acc0Total[c] + float64(acc0Chunk[c]))
+						acc1Chunk[c] = float32(acc1Total[c] + float64(acc1Chunk[c]))
+					}
 				}
 			}
-			lo = hi
 		}
 		for c := range n {
 			r := r0 + c
 			s2 := s2Cols[c]
-			s3 := float32(acc0Totals[c])
+			s3 := acc0Chunks[c]
 			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			s5 := s3 * s4
 			s6 := s2 * s5
 			if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
-			s7 := float32(acc1Totals[c])
+			s7 := acc1Chunks[c]
 			if !(s7 >= -math.MaxFloat32 && s7 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			s8 := s7 * s4
@@ -1008,6 +1391,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s9Cols[c] = s9
 			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 				rejected[c] = true
+				rejects++
 				continue
 			}
 			dgain[r] = s3
@@ -1021,9 +1405,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			s2Run := s2Cols[lo:][:w]
@@ -1072,9 +1459,11 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[r0+c:], dgain[r0+c:], dbias[r0+c:], dy[r0+c:], x[r0+c:], mean[r0+c:], rstd[r0+c:], gain[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainBackwardColumnsAnyF64(dx[r0+c:], dgain[r0+c:], dbias[r0+c:], dy[r0+c:], x[r0+c:], mean[r0+c:], rstd[r0+c:], gain[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}
@@ -1289,6 +1678,8 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var devSumTotals [1024]float64
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
+	var runMeans, runM2s [1024]float64
+	var blockShiftCols [1024]float32
 	var pivotCols [1024]float32
 	var shiftCols [1024]float32
 	var correctionCols [1024]float32
@@ -1297,171 +1688,359 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(pivotSumChunks[:n])
 		clear(pivotSumTotals[:n])
+		clear(devSumChunks[:n])
 		clear(devSumTotals[:n])
+		clear(squareSumChunks[:n])
 		clear(squareSumTotals[:n])
 		clear(rejected[:n])
+		rejects := 0
 		for c := range n {
 			r := r0 + c
 			pivot := x[r]
 			pivotCols[c] = pivot
 		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			pivotRun := pivotCols[lo:][:w]
-			pivotSumChunk := pivotSumChunks[lo:][:w]
-			pivotSumTotal := pivotSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine0[c] - pivotCol)
-						pivotSumAcc += (xLine1[c] - pivotCol)
-						pivotSumAcc += (xLine2[c] - pivotCol)
-						pivotSumAcc += (xLine3[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+		if h > 64 {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				runMean := runMeans[lo:][:w]
+				runM2 := runM2s[lo:][:w]
+				// The first chunk of lines: the two passes around the pivot.
+				i1 := min(64, h)
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						pivotCol := pivotRun[c]
-						pivotSumAcc := pivotSumChunk[c]
-						pivotSumAcc += (xLine[c] - pivotCol)
-						pivotSumChunk[c] = pivotSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
 					}
 				}
 				for c := range w {
-					pivotSumTotal[c] += float64(pivotSumChunk[c])
+					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
-			}
-			lo = hi
-		}
-		for c := range n {
-			pivot := pivotCols[c]
-			pivotSum := float32(pivotSumTotals[c])
-			pivotMean := pivotSum * invN
-			shift := pivot + pivotMean
-			shiftCols[c] = shift
-		}
-		// Runs of columns no guard rejected.
-		for lo := 0; lo < n; {
-			if rejected[lo] {
-				lo++
-				continue
-			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
-			}
-			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			devSumChunk := devSumChunks[lo:][:w]
-			devSumTotal := devSumTotals[lo:][:w]
-			squareSumChunk := squareSumChunks[lo:][:w]
-			squareSumTotal := squareSumTotals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
-			for i0 := 0; i0 < h; i0 += 64 {
-				i1 := min(i0+64, h)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					xLine0 := x[i*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev0 := (xLine0[c] - shiftCol)
-						devSumAcc += dev0
-						squareSumAcc += dev0 * dev0
-						dev1 := (xLine1[c] - shiftCol)
-						devSumAcc += dev1
-						squareSumAcc += dev1 * dev1
-						dev2 := (xLine2[c] - shiftCol)
-						devSumAcc += dev2
-						squareSumAcc += dev2 * dev2
-						dev3 := (xLine3[c] - shiftCol)
-						devSumAcc += dev3
-						squareSumAcc += dev3 * dev3
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+				{
+					i := 0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev0 := (xLine0[c] - blockShiftCol)
+							devSumAcc += float64(dev0)
+							squareSumAcc += float64(dev0 * dev0)
+							dev1 := (xLine1[c] - blockShiftCol)
+							devSumAcc += float64(dev1)
+							squareSumAcc += float64(dev1 * dev1)
+							dev2 := (xLine2[c] - blockShiftCol)
+							devSumAcc += float64(dev2)
+							squareSumAcc += float64(dev2 * dev2)
+							dev3 := (xLine3[c] - blockShiftCol)
+							devSumAcc += float64(dev3)
+							squareSumAcc += float64(dev3 * dev3)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
-				}
-				for ; i < i1; i++ {
-					xLine := x[i*stride+r0+lo:][:w]
-					for c := range w {
-						shiftCol := shiftRun[c]
-						devSumAcc := devSumChunk[c]
-						squareSumAcc := squareSumChunk[c]
-						dev := (xLine[c] - shiftCol)
-						devSumAcc += dev
-						squareSumAcc += dev * dev
-						devSumChunk[c] = devSumAcc
-						squareSumChunk[c] = squareSumAcc
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							blockShiftCol := blockShiftRun[c]
+							devSumAcc := devSumTotal[c]
+							squareSumAcc := squareSumTotal[c]
+							dev := (xLine[c] - blockShiftCol)
+							devSumAcc += float64(dev)
+							squareSumAcc += float64(dev * dev)
+							devSumTotal[c] = devSumAcc
+							squareSumTotal[c] = squareSumAcc
+						}
 					}
 				}
 				for c := range w {
-					devSumTotal[c] += float64(devSumChunk[c])
-					devSumChunk[c] = 0
-					squareSumTotal[c] += float64(squareSumChunk[c])
-					squareSumChunk[c] = 0
+					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
+					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
+					blockShiftRun[c] = float32(runMean[c])
+				}
+				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
+				for i0 := 64; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					na, nb := float64(i0), float64(i1-i0)
+					nab := na + nb
+					{
+						i := i0
+						for ; i+4 <= i1; i += 4 {
+							xLine0 := x[i*stride+r0+lo:][:w]
+							xLine1 := x[(i+1)*stride+r0+lo:][:w]
+							xLine2 := x[(i+2)*stride+r0+lo:][:w]
+							xLine3 := x[(i+3)*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev0 := (xLine0[c] - blockShiftCol)
+								devSumAcc += dev0
+								squareSumAcc += dev0 * dev0
+								dev1 := (xLine1[c] - blockShiftCol)
+								devSumAcc += dev1
+								squareSumAcc += dev1 * dev1
+								dev2 := (xLine2[c] - blockShiftCol)
+								devSumAcc += dev2
+								squareSumAcc += dev2 * dev2
+								dev3 := (xLine3[c] - blockShiftCol)
+								devSumAcc += dev3
+								squareSumAcc += dev3 * dev3
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+						for ; i < i1; i++ {
+							xLine := x[i*stride+r0+lo:][:w]
+							for c := range w {
+								blockShiftCol := blockShiftRun[c]
+								devSumAcc := devSumChunk[c]
+								squareSumAcc := squareSumChunk[c]
+								dev := (xLine[c] - blockShiftCol)
+								devSumAcc += dev
+								squareSumAcc += dev * dev
+								devSumChunk[c] = devSumAcc
+								squareSumChunk[c] = squareSumAcc
+							}
+						}
+					}
+					for c := range w {
+						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
+						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						delta := blockMean - runMean[c]
+						runMean[c] += delta * nb / nab
+						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						blockShiftRun[c] = float32(blockMean)
+						devSumChunk[c], squareSumChunk[c] = 0, 0
+					}
 				}
 			}
-			lo = hi
-		}
-		for c := range n {
-			r := r0 + c
-			shift := shiftCols[c]
-			devSum := float32(devSumTotals[c])
-			correction := devSum * invN
-			correctionCols[c] = correction
-			squareSum := float32(squareSumTotals[c])
-			meanSquare := squareSum * invN
-			correctionSq := correction * correction
-			variance := meanSquare - correctionSq
-			varianceEps := variance + eps
-			if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-				rejected[c] = true
-				continue
+			for c := range n {
+				r := r0 + c
+				shift := float32(runMeans[c])
+				shiftCols[c] = shift
+				correction := float32(runMeans[c] - float64(shift))
+				correctionCols[c] = correction
+				variance := float32(runM2s[c] / float64(h))
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				mean := shift + correction
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * variance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
 			}
-			std := float32(math.Sqrt(float64(varianceEps)))
-			rstd := 1 / std
-			mean := shift + correction
-			oldMean := runMean[r]
-			keptMean := keep * oldMean
-			takenMean := take * mean
-			newMean := keptMean + takenMean
-			runMean[r] = newMean
-			oldVar := runVar[r]
-			keptVar := keep * oldVar
-			takenVar := take * variance
-			newVar := keptVar + takenVar
-			runVar[r] = newVar
-			gain := gains[r]
-			scale := rstd * gain
-			scaleCols[c] = scale
-			bias := biases[r]
-			biasCols[c] = bias
+		} else {
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				pivotRun := pivotCols[lo:][:w]
+				pivotSumChunk := pivotSumChunks[lo:][:w]
+				pivotSumTotal := pivotSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine0[c] - pivotCol)
+							pivotSumAcc += (xLine1[c] - pivotCol)
+							pivotSumAcc += (xLine2[c] - pivotCol)
+							pivotSumAcc += (xLine3[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							pivotCol := pivotRun[c]
+							pivotSumAcc := pivotSumChunk[c]
+							pivotSumAcc += (xLine[c] - pivotCol)
+							pivotSumChunk[c] = pivotSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							pivotSumTotal[c] += float64(pivotSumChunk[c])
+							pivotSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				pivot := pivotCols[c]
+				pivotSum := pivotSumChunks[c]
+				pivotMean := pivotSum * invN
+				shift := pivot + pivotMean
+				shiftCols[c] = shift
+			}
+			{
+				lo, hi := 0, n
+				w := hi - lo
+				shiftRun := shiftCols[lo:][:w]
+				devSumChunk := devSumChunks[lo:][:w]
+				squareSumChunk := squareSumChunks[lo:][:w]
+				devSumTotal := devSumTotals[lo:][:w]
+				squareSumTotal := squareSumTotals[lo:][:w]
+				// Chunks of 64 lines, each column's chunk one float32 chain; the last
+				// chunk leaves the column's sum rounded to float32 in its place (a
+				// single chunk, its chain already is).
+				for i0 := 0; i0 < h; i0 += 64 {
+					i1 := min(i0+64, h)
+					i := i0
+					for ; i+4 <= i1; i += 4 {
+						xLine0 := x[i*stride+r0+lo:][:w]
+						xLine1 := x[(i+1)*stride+r0+lo:][:w]
+						xLine2 := x[(i+2)*stride+r0+lo:][:w]
+						xLine3 := x[(i+3)*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev0 := (xLine0[c] - shiftCol)
+							devSumAcc += dev0
+							squareSumAcc += dev0 * dev0
+							dev1 := (xLine1[c] - shiftCol)
+							devSumAcc += dev1
+							squareSumAcc += dev1 * dev1
+							dev2 := (xLine2[c] - shiftCol)
+							devSumAcc += dev2
+							squareSumAcc += dev2 * dev2
+							dev3 := (xLine3[c] - shiftCol)
+							devSumAcc += dev3
+							squareSumAcc += dev3 * dev3
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					for ; i < i1; i++ {
+						xLine := x[i*stride+r0+lo:][:w]
+						for c := range w {
+							shiftCol := shiftRun[c]
+							devSumAcc := devSumChunk[c]
+							squareSumAcc := squareSumChunk[c]
+							dev := (xLine[c] - shiftCol)
+							devSumAcc += dev
+							squareSumAcc += dev * dev
+							devSumChunk[c] = devSumAcc
+							squareSumChunk[c] = squareSumAcc
+						}
+					}
+					if i1 < h {
+						for c := range w {
+							devSumTotal[c] += float64(devSumChunk[c])
+							devSumChunk[c] = 0
+							squareSumTotal[c] += float64(squareSumChunk[c])
+							squareSumChunk[c] = 0
+						}
+					} else if i0 > 0 {
+						for c := range w {
+							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
+							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
+						}
+					}
+				}
+			}
+			for c := range n {
+				r := r0 + c
+				shift := shiftCols[c]
+				devSum := devSumChunks[c]
+				correction := devSum * invN
+				correctionCols[c] = correction
+				squareSum := squareSumChunks[c]
+				meanSquare := squareSum * invN
+				correctionSq := correction * correction
+				variance := meanSquare - correctionSq
+				varianceEps := variance + eps
+				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				std := float32(math.Sqrt(float64(varianceEps)))
+				rstd := 1 / std
+				mean := shift + correction
+				oldMean := runMean[r]
+				keptMean := keep * oldMean
+				takenMean := take * mean
+				newMean := keptMean + takenMean
+				runMean[r] = newMean
+				oldVar := runVar[r]
+				keptVar := keep * oldVar
+				takenVar := take * variance
+				newVar := keptVar + takenVar
+				runVar[r] = newVar
+				gain := gains[r]
+				scale := rstd * gain
+				scaleCols[c] = scale
+				bias := biases[r]
+				biasCols[c] = bias
+			}
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1469,9 +2048,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				lo++
 				continue
 			}
-			hi := lo + 1
-			for hi < n && !rejected[hi] {
-				hi++
+			hi := n
+			if rejects > 0 {
+				hi = lo + 1
+				for hi < n && !rejected[hi] {
+					hi++
+				}
 			}
 			w := hi - lo
 			shiftRun := shiftCols[lo:][:w]
@@ -1512,9 +2094,11 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				convnormGoBatchNormTrainONNXColumnsAnyF64(dst[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+		if rejects > 0 {
+			for c := range n {
+				if rejected[c] {
+					convnormGoBatchNormTrainONNXColumnsAnyF64(dst[r0+c:], x[r0+c:], gains[r0+c:], biases[r0+c:], runMean[r0+c:], runVar[r0+c:], 1, h, stride)
+				}
 			}
 		}
 	}

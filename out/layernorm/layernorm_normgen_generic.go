@@ -684,17 +684,21 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 	var acc1Totals [1024]float64
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(acc0Chunks[:n])
 		clear(acc0Totals[:n])
+		clear(acc1Chunks[:n])
 		clear(acc1Totals[:n])
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		{
 			w := hi - lo
 			acc0Chunk := acc0Chunks[lo:][:w]
-			acc0Total := acc0Totals[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
+			acc0Total := acc0Totals[lo:][:w]
 			acc1Total := acc1Totals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -749,19 +753,26 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 						acc1Chunk[c] = acc1Acc
 					}
 				}
-				for c := range w {
-					acc0Total[c] += float64(acc0Chunk[c])
-					acc0Chunk[c] = 0
-					acc1Total[c] += float64(acc1Chunk[c])
-					acc1Chunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						acc0Total[c] += float64(acc0Chunk[c])
+						acc0Chunk[c] = 0
+						acc1Total[c] += float64(acc1Chunk[c])
+						acc1Chunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						acc0Chunk[c] = float32(acc0Total[c] + float64(acc0Chunk[c]))
+						acc1Chunk[c] = float32(acc1Total[c] + float64(acc1Chunk[c]))
+					}
 				}
 			}
 		}
 		for c := range n {
 			r := r0 + c
-			s0 := float32(acc0Totals[c])
+			s0 := acc0Chunks[c]
 			dgamma[r] = s0
-			s1 := float32(acc1Totals[c])
+			s1 := acc1Chunks[c]
 			dbeta[r] = s1
 		}
 	}

@@ -428,6 +428,7 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 	var acc0Totals [1024]float64
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
+		clear(acc0Chunks[:n])
 		clear(acc0Totals[:n])
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
@@ -435,7 +436,9 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 			w := hi - lo
 			acc0Chunk := acc0Chunks[lo:][:w]
 			acc0Total := acc0Totals[lo:][:w]
-			// Chunks of 64 lines, each column's chunk one float32 chain.
+			// Chunks of 64 lines, each column's chunk one float32 chain; the last
+			// chunk leaves the column's sum rounded to float32 in its place (a
+			// single chunk, its chain already is).
 			for i0 := 0; i0 < h; i0 += 64 {
 				i1 := min(i0+64, h)
 				i := i0
@@ -471,15 +474,21 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 						acc0Chunk[c] = acc0Acc
 					}
 				}
-				for c := range w {
-					acc0Total[c] += float64(acc0Chunk[c])
-					acc0Chunk[c] = 0
+				if i1 < h {
+					for c := range w {
+						acc0Total[c] += float64(acc0Chunk[c])
+						acc0Chunk[c] = 0
+					}
+				} else if i0 > 0 {
+					for c := range w {
+						acc0Chunk[c] = float32(acc0Total[c] + float64(acc0Chunk[c]))
+					}
 				}
 			}
 		}
 		for c := range n {
 			r := r0 + c
-			s0 := float32(acc0Totals[c])
+			s0 := acc0Chunks[c]
 			dgamma[r] = s0
 		}
 	}

@@ -100,8 +100,10 @@ func TestBlockedForm(t *testing.T) {
 // tiled form, which compiles, reads whole runs of a line rather than one
 // column's elements, four lines at a time with each column's chunk held
 // in a local across them, sums each column in chunks of 64 lines into
-// float64 totals, and, where a guard can reject a column, leaves it to
-// the float64 form with the column's offsets.
+// float64 totals (the last chunk leaving the sum rounded to float32 where
+// the statements read it: the chunk), takes a mean and variance in one
+// pass over more than a chunk of lines, and, where a guard can reject a
+// column, leaves it to the float64 form with the column's offsets.
 func TestColumnTiles(t *testing.T) {
 	bw, err := algo.NewBackward(spec.Kernel{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Backward: true})
 	if err != nil {
@@ -142,17 +144,37 @@ func TestColumnTiles(t *testing.T) {
 			t.Errorf("%s: a column walked element by element:\n%s", k.Name, fast)
 		}
 		if hasAccLoop(k) {
-			for _, want := range []string{"for i0 := 0; i0 < h; i0 += 64 {", "i1 := min(i0+64, h)", "for ; i+4 <= i1; i += 4 {", "for ; i < i1; i++ {", "Acc := ", "Chunk[c] = ", "Total[c] += float64(", "Chunk[c] = 0"} {
+			for _, want := range []string{"for i0 := 0; i0 < h; i0 += 64 {", "i1 := min(i0+64, h)", "for ; i+4 <= i1; i += 4 {", "for ; i < i1; i++ {", "Acc := ", "Chunk[c] = ", "Total[c] += float64(", "Chunk[c] = 0", "if i1 < h {", "} else if i0 > 0 {", "Chunk[c] = float32(", "Chunks[c]\n"} {
 				if !strings.Contains(fast, want) {
 					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
 				}
 			}
 		}
+		// The fused mean and variance (more than a chunk of lines) join
+		// their chunks in float64; the rest of the form is float32.
+		if columnsFusion(k) != nil {
+			from := strings.Index(fast, "if h > 64 {")
+			to := -1
+			if from >= 0 {
+				to = strings.Index(fast[from:], "\t} else {\n")
+			}
+			if from < 0 || to < 0 {
+				t.Fatalf("%s: no fused statistics for more than 64 lines:\n%s", k.Name, fast)
+			}
+			to += from
+			fused := fast[from:to]
+			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftRun[c] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
+				if !strings.Contains(fused, want) {
+					t.Errorf("%s: fused statistics lack %q:\n%s", k.Name, want, fused)
+				}
+			}
+			fast = fast[:from] + fast[to:]
+		}
 		for _, line := range strings.Split(fast, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "//") {
 				continue
 			}
-			if strings.Contains(line, "float64") && !regexp.MustCompile(`var \w+ \[1024\]float64|\w+\[c\] \+= float64\(|math\.Sqrt\(float64\(`).MatchString(line) {
+			if strings.Contains(line, "float64") && !regexp.MustCompile(`var [\w, ]+ \[1024\]float64|\w+\[c\] \+= float64\(|\w+\[c\] = float32\(\w+\[c\] \+ float64\(\w+\[c\]\)\)$|math\.Sqrt\(float64\(`).MatchString(line) {
 				t.Errorf("%s: float64 in %q", k.Name, strings.TrimSpace(line))
 			}
 		}

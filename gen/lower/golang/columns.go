@@ -1,6 +1,7 @@
 package golang
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 
@@ -68,13 +69,34 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	type item struct {
 		stmts []*ir.Scalar
 		loop  *ir.Loop
+		fused bool       // the mean and variance in one pass (columnsFused)
+		pre   []jen.Code // per-column code before stmts, defining local
+		local map[ir.S]bool
 	}
+	fu := columnsFusion(k)
 	var items []item
 	var body []jen.Code
 	if l.invLen != "" {
 		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
 	}
+	// The items of the fused passes, for the lines of one chunk.
+	var fusedItems []item
 	for si, st := range k.Body {
+		if fu != nil && fu.skip[si] {
+			if si == fu.at {
+				items = append(items, item{fused: true})
+			}
+			switch st := st.(type) {
+			case *ir.Loop:
+				fusedItems = append(fusedItems, item{loop: st})
+			case *ir.Scalar:
+				if len(fusedItems) == 0 || fusedItems[len(fusedItems)-1].loop != nil {
+					fusedItems = append(fusedItems, item{})
+				}
+				fusedItems[len(fusedItems)-1].stmts = append(fusedItems[len(fusedItems)-1].stmts, st)
+			}
+			continue
+		}
 		switch st := st.(type) {
 		case *ir.Loop:
 			items = append(items, item{loop: st})
@@ -85,6 +107,8 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				}
 				continue
 			}
+			// The statements after the fused passes join them: in one
+			// loop with the passes' last statements, or their values.
 			if len(items) == 0 || items[len(items)-1].loop != nil {
 				items = append(items, item{})
 			}
@@ -103,6 +127,14 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		}
 	}
 	for it, item := range items {
+		if item.fused {
+			keep(fu.pivot, it)
+			def[fu.shift], def[fu.correction], def[fu.variance] = it, it, it
+			if !kept[fu.shift] { // the second pass reads it
+				kept[fu.shift] = true
+				keptOrder = append(keptOrder, fu.shift)
+			}
+		}
 		for _, st := range item.stmts {
 			for _, a := range st.Args {
 				keep(a, it)
@@ -121,7 +153,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	sort.Slice(keptOrder, func(i, j int) bool { return keptOrder[i] < keptOrder[j] })
 	var accs []int
-	for _, item := range items {
+	for _, item := range append(items, fusedItems...) {
 		if item.loop != nil {
 			accs = append(accs, loopAccs(item.loop)...)
 		}
@@ -132,6 +164,11 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			jen.Var().Id(n+"Chunks").Index(jen.Lit(colTile)).Float32(),
 			jen.Var().Id(n+"Totals").Index(jen.Lit(colTile)).Float64())
 	}
+	if fu != nil {
+		body = append(body,
+			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64(),
+			jen.Var().Id("blockShiftCols").Index(jen.Lit(colTile)).Float32())
+	}
 	for _, s := range keptOrder {
 		body = append(body, jen.Var().Id(l.k.ScalarName(s)+"Cols").Index(jen.Lit(colTile)).Float32())
 	}
@@ -141,23 +178,54 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 
 	tile := []jen.Code{jen.Id("n").Op(":=").Min(jen.Lit(colTile), jen.Id("rows").Op("-").Id("r0"))}
 	for _, a := range accs {
-		tile = append(tile, jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+		tile = append(tile,
+			jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))),
+			jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
 	}
 	if guarded {
-		tile = append(tile, jen.Clear(jen.Id("rejected").Index(jen.Empty(), jen.Id("n"))))
+		// rejects counts the tile's rejected columns: while none is, the
+		// runs are the whole tile and nothing goes to the float64 form,
+		// without a scan of rejected per loop.
+		tile = append(tile, jen.Clear(jen.Id("rejected").Index(jen.Empty(), jen.Id("n"))),
+			jen.Id("rejects").Op(":=").Lit(0))
 	} else {
 		tile = append(tile, jen.Comment("The whole tile is one run of columns.").Line().
 			List(jen.Id("lo"), jen.Id("hi")).Op(":=").Lit(0).Op(",").Id("n"))
 	}
 	guardSeen := false
-	for it, item := range items {
+	stmtsItem := func(stmts []*ir.Scalar, pre []jen.Code, local map[ir.S]bool) item {
+		return item{stmts: stmts, pre: pre, local: local}
+	}
+	// emit is the code of item it.
+	var emit func(item item, it int) []jen.Code
+	emit = func(item item, it int) (tile []jen.Code) {
+		if item.fused {
+			// Up to a chunk of lines, the two passes as they are.
+			var short []jen.Code
+			seen := guardSeen // each branch from the same start
+			last := len(fusedItems) - 1
+			for _, sub := range fusedItems[:last] {
+				short = append(short, emit(sub, it)...)
+			}
+			short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
+			guardSeen = seen
+			pre, local := l.columnsFusedValues(fu, kept, item.stmts)
+			long := append([]jen.Code{jen.Block(l.columnsFused(fu)...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
+			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(long...).Else().Block(short...)}
+		}
 		if item.loop != nil {
 			run := l.columnsLoop(item.loop, kept)
-			if guarded {
+			if guarded && !guardSeen {
+				// No guard has run yet in the tile: one run.
+				tile = append(tile, jen.Block(append([]jen.Code{
+					jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").Lit(0).Op(",").Id("n")}, run...)...))
+			} else if guarded {
 				runs := []jen.Code{
 					jen.If(jen.Id("rejected").Index(jen.Id("lo"))).Block(jen.Id("lo").Op("++"), jen.Continue()),
-					jen.Id("hi").Op(":=").Id("lo").Op("+").Lit(1),
-					jen.For(jen.Id("hi").Op("<").Id("n").Op("&&").Op("!").Id("rejected").Index(jen.Id("hi"))).Block(jen.Id("hi").Op("++")),
+					jen.Id("hi").Op(":=").Id("n"),
+					jen.If(jen.Id("rejects").Op(">").Lit(0)).Block(
+						jen.Id("hi").Op("=").Id("lo").Op("+").Lit(1),
+						jen.For(jen.Id("hi").Op("<").Id("n").Op("&&").Op("!").Id("rejected").Index(jen.Id("hi"))).Block(jen.Id("hi").Op("++"))),
 				}
 				runs = append(append(runs, run...), jen.Id("lo").Op("=").Id("hi"))
 				tile = append(tile, jen.Comment("Runs of columns no guard rejected.").Line().
@@ -165,7 +233,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			} else {
 				tile = append(tile, jen.Block(run...))
 			}
-			continue
+			return tile
 		}
 		var col []jen.Code
 		if guardSeen {
@@ -174,10 +242,16 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		usesR := false
 		var reads []jen.Code
 		read := map[ir.S]bool{}
-		var stmts []jen.Code
+		// Values this loop defines; a kept value from elsewhere is read
+		// from its array.
+		local := map[ir.S]bool{}
+		for s := range item.local {
+			local[s] = true
+		}
+		stmts := append([]jen.Code(nil), item.pre...)
 		for _, st := range item.stmts {
 			for _, a := range st.Args {
-				if kept[a] && def[a] != it && !read[a] {
+				if kept[a] && !local[a] && !read[a] {
 					read[a] = true
 					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Id(l.k.ScalarName(a)+"Cols").Index(jen.Id("c")))
 				}
@@ -188,10 +262,11 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				v := l.value(st.Args[0])
 				stmts = append(stmts, jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
 					jen.Id("rejected").Index(jen.Id("c")).Op("=").True(),
+					jen.Id("rejects").Op("++"),
 					jen.Continue()))
 				continue
 			case ir.SSum:
-				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Float32().Call(jen.Id(l.k.AccName(st.Acc)+"Totals").Index(jen.Id("c"))))
+				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Id(l.k.AccName(st.Acc)+"Chunks").Index(jen.Id("c")))
 			case ir.SLoad, ir.SStore:
 				usesR = true
 				fallthrough
@@ -203,15 +278,21 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			if st.Code != ir.SStore && kept[st.Dst] {
 				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)+"Cols").Index(jen.Id("c")).Op("=").Id(l.k.ScalarName(st.Dst)))
 			}
+			if st.Code != ir.SStore {
+				local[st.Dst] = true
+			}
 		}
 		if len(stmts) == 0 {
-			continue
+			return nil
 		}
 		if usesR {
 			col = append(col, jen.Id("r").Op(":=").Id("r0").Op("+").Id("c"))
 		}
 		col = append(append(col, reads...), stmts...)
-		tile = append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...))
+		return append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...))
+	}
+	for it, item := range items {
+		tile = append(tile, emit(item, it)...)
 	}
 	if guarded {
 		var args []jen.Code
@@ -226,8 +307,8 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		for _, n := range target.ArgNames(k) {
 			args = append(args, jen.Id(n))
 		}
-		tile = append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(
-			jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Id(Float64Name(k)).Call(args...))))
+		tile = append(tile, jen.If(jen.Id("rejects").Op(">").Lit(0)).Block(jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(
+			jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Id(Float64Name(k)).Call(args...)))))
 	}
 	body = append(body, jen.For(
 		jen.Id("r0").Op(":=").Lit(0), jen.Id("r0").Op("<").Id("rows"), jen.Id("r0").Op("+=").Lit(colTile),
@@ -253,23 +334,63 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 	k := l.k
 	// Every slice of the run of length w, visibly to the compiler: no
 	// bounds checks in the loops.
-	run := []jen.Code{jen.Id("w").Op(":=").Id("hi").Op("-").Id("lo")}
+	run, walk := l.columnsWalk(lp, kept, false)
+	run = append([]jen.Code{jen.Id("w").Op(":=").Id("hi").Op("-").Id("lo")}, run...)
+	accs := loopAccs(lp)
+	for _, a := range accs {
+		n := k.AccName(a)
+		run = append(run, jen.Id(n+"Total").Op(":=").Id(n+"Totals").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+	}
+	if len(accs) == 0 {
+		return append(run, walk(jen.Lit(0), jen.Id("h"))...)
+	}
+	var fold, last []jen.Code
+	for _, a := range accs {
+		n := k.AccName(a)
+		fold = append(fold,
+			jen.Id(n+"Total").Index(jen.Id("c")).Op("+=").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c"))),
+			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Lit(0))
+		last = append(last,
+			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Float32().Call(jen.Id(n+"Total").Index(jen.Id("c")).Op("+").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c")))))
+	}
+	chunk := append([]jen.Code{jen.Id("i1").Op(":=").Min(jen.Id("i0").Op("+").Lit(blockLen), jen.Id("h"))},
+		walk(jen.Id("i0"), jen.Id("i1"))...)
+	chunk = append(chunk, jen.If(jen.Id("i1").Op("<").Id("h")).Block(
+		jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...),
+	).Else().If(jen.Id("i0").Op(">").Lit(0)).Block(
+		jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(last...),
+	))
+	return append(run, jen.Commentf("Chunks of %d lines, each column's chunk one float32 chain; the last", blockLen).Line().
+		Comment("chunk leaves the column's sum rounded to float32 in its place (a").Line().
+		Comment("single chunk, its chain already is).").Line().
+		For(jen.Id("i0").Op(":=").Lit(0), jen.Id("i0").Op("<").Id("h"), jen.Id("i0").Op("+=").Lit(blockLen)).Block(chunk...))
+}
+
+// columnsWalk is loop lp over lines of the run [lo, hi) of w columns:
+// run declares the slices of the run it reads (<value>Run of the kept
+// values it splats, <acc>Chunk of its sums), walk(from, end) is the code
+// for the lines [from, end), each chunk taking their terms in line order.
+func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run []jen.Code, walk func(from, end jen.Code) []jen.Code) {
+	k := l.k
+	// wide: the sums in float64, into <acc>Total of <acc>Totals.
+	chunk, chunks := "Chunk", "Chunks"
+	if wide {
+		chunk, chunks = "Total", "Totals"
+	}
 	splat := map[ir.S]bool{}
 	var cols []ir.S
 	for _, op := range lp.Ops {
 		if op.Code == ir.VSplat && kept[op.Scalar] && !splat[op.Scalar] {
 			splat[op.Scalar] = true
 			cols = append(cols, op.Scalar)
-			n := k.ScalarName(op.Scalar)
+			n := l.colName(op.Scalar)
 			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
 	for _, a := range accs {
 		n := k.AccName(a)
-		run = append(run,
-			jen.Id(n+"Chunk").Op(":=").Id(n+"Chunks").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")),
-			jen.Id(n+"Total").Op(":=").Id(n+"Totals").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+		run = append(run, jen.Id(n+chunk).Op(":=").Id(n+chunks).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 	}
 	uses := make([]int, len(lp.Ops))
 	for _, op := range lp.Ops {
@@ -316,12 +437,12 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 		}
 		var col []jen.Code
 		for _, s := range cols {
-			n := k.ScalarName(s)
+			n := l.colName(s)
 			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
 		}
 		for _, a := range accs {
 			n := k.AccName(a)
-			col = append(col, jen.Id(n+"Acc").Op(":=").Id(n+"Chunk").Index(jen.Id("c")))
+			col = append(col, jen.Id(n+"Acc").Op(":=").Id(n+chunk).Index(jen.Id("c")))
 		}
 		l.perColumn = splat
 		for e := range n {
@@ -335,6 +456,9 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 			col = append(col, ops...)
 			for _, a := range accs {
 				for _, t := range terms[a] {
+					if wide {
+						t = jen.Float64().Call(t)
+					}
 					col = append(col, jen.Id(k.AccName(a)+"Acc").Op("+=").Add(t))
 				}
 			}
@@ -342,34 +466,153 @@ func (l *lowering) columnsLoop(lp *ir.Loop, kept map[ir.S]bool) []jen.Code {
 		l.perColumn = nil
 		for _, a := range accs {
 			n := k.AccName(a)
-			col = append(col, jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Id(n+"Acc"))
+			col = append(col, jen.Id(n+chunk).Index(jen.Id("c")).Op("=").Id(n+"Acc"))
 		}
 		return append(code, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...))
 	}
 	// The lines [from, end): groups of colLines, then one at a time.
-	walk := func(from, end jen.Code) []jen.Code {
+	walk = func(from, end jen.Code) []jen.Code {
 		return []jen.Code{
 			jen.Id("i").Op(":=").Add(from),
 			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(colLines).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(colLines)).Block(lines(colLines)...),
 			jen.For(jen.Empty(), jen.Id("i").Op("<").Add(end), jen.Id("i").Op("++")).Block(lines(1)...),
 		}
 	}
-	if len(accs) == 0 {
-		return append(run, walk(jen.Lit(0), jen.Id("h"))...)
+	return run, walk
+}
+
+// colName names the per-column value s in the tiled form: its name, or
+// blockShift for the fused statistics' shift (no scalar of the kernel).
+func (l *lowering) colName(s ir.S) string {
+	if int(s) >= l.k.NumScalars {
+		return "blockShift"
 	}
-	var fold []jen.Code
-	for _, a := range accs {
-		n := k.AccName(a)
-		fold = append(fold,
-			jen.Id(n+"Total").Index(jen.Id("c")).Op("+=").Float64().Call(jen.Id(n+"Chunk").Index(jen.Id("c"))),
-			jen.Id(n+"Chunk").Index(jen.Id("c")).Op("=").Lit(0))
-	}
-	chunk := append([]jen.Code{jen.Id("i1").Op(":=").Min(jen.Id("i0").Op("+").Lit(blockLen), jen.Id("h"))},
-		walk(jen.Id("i0"), jen.Id("i1"))...)
-	chunk = append(chunk, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(fold...))
-	return append(run, jen.Commentf("Chunks of %d lines, each column's chunk one float32 chain.", blockLen).Line().
-		For(jen.Id("i0").Op(":=").Lit(0), jen.Id("i0").Op("<").Id("h"), jen.Id("i0").Op("+=").Lit(blockLen)).Block(chunk...))
+	return l.k.ScalarName(s)
 }
 
 // lineName is the local holding array a's part of the current line.
 func (l *lowering) lineName(a int) string { return l.arrayName(a) + "Line" }
+
+// columnsFusion is the fusion of k's mean and variance passes for the
+// tiled form (see fusion; here each later chunk is shifted by the mean of
+// the chunk before rather than the mean so far), nil where k has none or a guard comes first:
+// the fused code runs on the whole tile.
+func columnsFusion(k *ir.Kernel) *fusion {
+	fu := fuse(k)
+	if fu == nil {
+		return nil
+	}
+	for _, st := range k.Body[:fu.at] {
+		if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SGuard {
+			return nil
+		}
+	}
+	return fu
+}
+
+// columnsFused is the tiled form of fusion's one pass, per column as
+// fusedStats per row: the first chunk of lines takes the two passes
+// around the pivot, each later chunk one pass around the mean of the
+// chunk before, its sums joined to runMean and runM2 in float64 by the
+// parallel-variance update; then the shift, correction and variance the
+// later items read. Fewer than blockLen lines are the first chunk alone.
+func (l *lowering) columnsFused(fu *fusion) []jen.Code {
+	k := l.k
+	id := jen.Id
+	f64 := func(c jen.Code) *jen.Statement { return jen.Float64().Call(c) }
+	at := func(name string) *jen.Statement { return id(name).Index(id("c")) }
+	cols := func(body ...jen.Code) jen.Code { return jen.For(id("c").Op(":=").Range().Id("w")).Block(body...) }
+	withBlock := map[ir.S]bool{fu.pivotShift: true, fu.pivot: true}
+	runA, walkA := l.columnsWalk(fu.a, withBlock, false)
+	// The first chunk's deviations in float64: its shift, the mean of its
+	// lines, can be far from most of them (an outlier among them), whose
+	// squares then would each lose a float32 rounding of that distance.
+	runB, walkB := l.columnsWalk(withShift(fu.b, fu.shift, fu.pivotShift), withBlock, true)
+	runF, walkF := l.columnsWalk(fu.fusedLoop(fu.pivotShift, false), withBlock, false)
+	code := []jen.Code{jen.List(id("lo"), id("hi")).Op(":=").Lit(0).Op(",").Id("n"), id("w").Op(":=").Id("hi").Op("-").Id("lo")}
+	seen := map[string]bool{}
+	for _, c := range append(append(runA, runB...), runF...) {
+		if src := fmt.Sprintf("%#v", c); !seen[src] {
+			seen[src] = true
+			code = append(code, c)
+		}
+	}
+	code = append(code,
+		id("runMean").Op(":=").Id("runMeans").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")),
+		id("runM2").Op(":=").Id("runM2s").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")))
+	pivotChunk := k.AccName(loopAccs(fu.a)[0]) + "Chunk"
+	dev, sq := k.AccName(fu.devAcc)+"Chunk", k.AccName(fu.sqAcc)+"Chunk"
+	sums := []jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(f64(at(dev)), f64(at(sq)))}
+	clearSums := jen.List(at(dev), at(sq)).Op("=").List(jen.Lit(0), jen.Lit(0))
+
+	// The first chunk: the two passes on its lines.
+	code = append(code, jen.Comment("The first chunk of lines: the two passes around the pivot."),
+		id("i1").Op(":=").Min(jen.Lit(blockLen), id("h")),
+		jen.Block(walkA(jen.Lit(0), id("i1"))...),
+		cols(at("blockShiftRun").Op("=").Id(l.colName(fu.pivot)+"Run").Index(id("c")).Op("+").Add(at(pivotChunk)).Op("/").Float32().Call(id("i1")),
+			at(pivotChunk).Op("=").Lit(0)),
+		jen.Block(walkB(jen.Lit(0), id("i1"))...),
+		cols(append([]jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(at(k.AccName(fu.devAcc)+"Total"), at(k.AccName(fu.sqAcc)+"Total"))},
+			at("runMean").Op("=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Float64().Call(id("i1")),
+			at("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("i1")),
+			at("blockShiftRun").Op("=").Float32().Call(at("runMean")))...))
+
+	// Each later chunk: one pass around the mean of the chunk before, its
+	// likeliest mean: a chunk far from the mean so far (an outlier before
+	// it) still sums deviations that are small beside its own spread, and
+	// a chunk far from the one before adds as much to M2 as it can lose.
+	later := []jen.Code{
+		id("i1").Op(":=").Min(id("i0").Op("+").Lit(blockLen), id("h")),
+		jen.List(id("na"), id("nb")).Op(":=").List(f64(id("i0")), f64(id("i1").Op("-").Id("i0"))),
+		id("nab").Op(":=").Id("na").Op("+").Id("nb"),
+		jen.Block(walkF(id("i0"), id("i1"))...),
+		cols(append(sums,
+			id("blockMean").Op(":=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Id("nb"),
+			id("delta").Op(":=").Id("blockMean").Op("-").Add(at("runMean")),
+			at("runMean").Op("+=").Id("delta").Op("*").Id("nb").Op("/").Id("nab"),
+			at("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Id("nb").
+				Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(id("na").Op("*").Id("nb").Op("/").Id("nab")),
+			at("blockShiftRun").Op("=").Float32().Call(id("blockMean")),
+			clearSums)...),
+	}
+	code = append(code, jen.Comment("Each later chunk: one pass around the mean of the chunk before, joined in float64."),
+		jen.For(id("i0").Op(":=").Lit(blockLen), id("i0").Op("<").Id("h"), id("i0").Op("+=").Lit(blockLen)).Block(later...))
+
+	return code
+}
+
+// columnsFusedValues is the per-column code of the fused passes' values
+// (shift, correction, variance) for the loop of the statements tail
+// after them: locals where kept or tail reads them, stored where kept.
+func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir.Scalar) ([]jen.Code, map[ir.S]bool) {
+	k := l.k
+	reads := map[ir.S]bool{}
+	for _, st := range tail {
+		for _, a := range st.Args {
+			reads[a] = true
+		}
+	}
+	need := func(s ir.S) bool { return kept[s] || reads[s] }
+	at := func(name string) *jen.Statement { return jen.Id(name).Index(jen.Id("c")) }
+	local := map[ir.S]bool{}
+	var code []jen.Code
+	value := func(s ir.S, v jen.Code) {
+		n := k.ScalarName(s)
+		code = append(code, jen.Id(n).Op(":=").Add(v))
+		local[s] = true
+		if kept[s] {
+			code = append(code, at(n+"Cols").Op("=").Id(n))
+		}
+	}
+	shift := k.ScalarName(fu.shift)
+	if need(fu.shift) || need(fu.correction) {
+		value(fu.shift, jen.Float32().Call(at("runMeans")))
+	}
+	if need(fu.correction) {
+		value(fu.correction, jen.Float32().Call(at("runMeans").Op("-").Float64().Call(jen.Id(shift))))
+	}
+	if need(fu.variance) {
+		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
+	}
+	return code, local
+}

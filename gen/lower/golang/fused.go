@@ -43,9 +43,10 @@ type fusion struct {
 
 // fuse finds the two passes of a mean and variance in k (see gen/algo:
 // the pivot's pass, then the deviations'), as the float32 form of the
-// Rows layout lowers them; nil if k has none.
+// Rows layout (and the tiled form of Columns) lowers them; nil if k has
+// none.
 func fuse(k *ir.Kernel) *fusion {
-	if k.Layout != ir.Rows {
+	if k.Layout != ir.Rows && k.Layout != ir.Columns {
 		return nil
 	}
 	def := map[ir.S]int{} // a scalar's statement

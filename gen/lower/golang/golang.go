@@ -299,7 +299,7 @@ func (l *lowering) arrayName(a int) string { return l.arrays[a] }
 // value is how scalar s reads as an operand.
 func (l *lowering) value(s ir.S) *jen.Statement {
 	if l.perColumn[s] {
-		return jen.Id(l.k.ScalarName(s) + "Col")
+		return jen.Id(l.colName(s) + "Col")
 	}
 	if a, ok := l.alias[s]; ok {
 		if l.f32 && l.sums[s] {
