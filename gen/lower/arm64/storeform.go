@@ -86,21 +86,22 @@ func midrFunc() *arm64asm.Func {
 type core struct {
 	fp      int     // FP/ASIMD pipes; store data runs on two of them
 	stpData float64 // store-data slots an STP q takes per register
+	fcvtl   float64 // cycles of one FCVTL (f16 widening), which issues on one pipe
 }
 
 // pairCores are N2, V1 and V2, the cores of the STP form.
-var pairCores = []core{{fp: 2, stpData: 1}, {fp: 4, stpData: 0.5}, {fp: 4, stpData: 1}}
+var pairCores = []core{{fp: 2, stpData: 1, fcvtl: 2}, {fp: 4, stpData: 0.5, fcvtl: 1}, {fp: 4, stpData: 1, fcvtl: 1}}
 
 // cycles is c's port-bound time of an iteration with loads load
-// registers, fp vector ops and st stored registers, stp of them by STP:
+// registers, fp vector ops, cvt FCVTLs and st stored registers, stp of them by STP:
 // loads go to 3 pipes, store addresses to 2 of them, at half a slot a
 // register for STP.
-func (c core) cycles(loads, fp, st, stp int) float64 {
+func (c core) cycles(loads, fp, cvt, st, stp int) float64 {
 	addr := float64(st-stp) + float64(stp)/2
 	ls := max((float64(loads)+addr)/3, addr/2)
 	data := float64(st-stp) + float64(stp)*c.stpData
 	v := max((float64(fp)+data)/float64(c.fp), data/2)
-	return max(ls, v)
+	return max(ls, v, float64(cvt)*c.fcvtl)
 }
 
 // storePairs returns, for each float32 store of p's main iteration (u
@@ -112,7 +113,9 @@ func (l *lowering) storePairs(p *loopPlan) map[int]int {
 	}
 	u := l.u
 	loads, fp := 0, 0
-	mLoads, mFP := 0, 0 // the model's: half loads are half the registers and a widening each
+	// The model's: half loads are half the registers and a widening each
+	// (bf16: a ZIP on any pipe; f16: an FCVTL).
+	mLoads, mFP, mCvt := 0, 0, 0
 	var stores []int
 	for i, op := range p.ops {
 		if p.splat[i] || p.dead[i] {
@@ -121,10 +124,14 @@ func (l *lowering) storePairs(p *loopPlan) map[int]int {
 		switch op.Code {
 		case ir.VLoad:
 			loads += u
-			if l.elem(op.Array).Half() {
+			switch e := l.elem(op.Array); {
+			case e == ir.F16:
+				mLoads += (u + 1) / 2
+				mCvt += u
+			case e.Half():
 				mLoads += (u + 1) / 2
 				mFP += u
-			} else {
+			default:
 				mLoads += u
 			}
 		case ir.VStore:
@@ -163,7 +170,7 @@ func (l *lowering) storePairs(p *loopPlan) map[int]int {
 	loops := l.h == 0 || l.h/(4*u) >= 2
 	for _, c := range pairCores {
 		st := u * len(stores)
-		if loops && c.cycles(mLoads, mFP, st, stp) > pairsGain*c.cycles(mLoads, mFP, st, st) {
+		if loops && c.cycles(mLoads, mFP, mCvt, st, stp) > pairsGain*c.cycles(mLoads, mFP, mCvt, st, st) {
 			l.gain = true
 		}
 	}
