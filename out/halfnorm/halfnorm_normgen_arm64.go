@@ -113,9 +113,6 @@ func halfnormNeonF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
 //go:noescape
 func halfnormNeonFloat32FromF16Any(dst *float32, src *uint16, rows, h int) int
 
-//go:noescape
-func halfnormNeonFloat32FromF16AnySTP(dst *float32, src *uint16, rows, h int) int
-
 func halfnormImplBF16LayerNorm768(dst, x []uint16, gamma, beta []float32, rows int) {
 	halfnormRunBF16LayerNorm768(halfnormNeonBF16LayerNorm768, dst, x, gamma, beta, rows)
 }
@@ -472,7 +469,7 @@ func halfnormConvF16FromFloat32(kern func(dst *uint16, src *float32, rows, h int
 func halfnormSimdFloat32FromF16(dst []float32, src []uint16) int {
 	switch {
 	default:
-		return halfnormConvFloat32FromF16(halfnormNeonForm(halfnormNeonSTP, halfnormNeonFloat32FromF16Any, halfnormNeonFloat32FromF16AnySTP), dst, src)
+		return halfnormConvFloat32FromF16(halfnormNeonFloat32FromF16Any, dst, src)
 	}
 }
 

@@ -236,19 +236,7 @@ func halfnormAsmHalfConversions() []halfnormHalfConv {
 		narrowName: "F16FromFloat32",
 		storage:    "f16",
 		widen: func(dst []float32, src []uint16) {
-			halfnormConvFloat32FromF16(halfnormNeonForced(false, halfnormNeonFloat32FromF16Any, halfnormNeonFloat32FromF16AnySTP), dst, src)
-		},
-		widenName: "Float32FromF16",
-	})
-	out = append(out, halfnormHalfConv{
-		isa: "neon-stp",
-		narrow: func(dst []uint16, src []float32) {
-			halfnormConvF16FromFloat32(halfnormNeonF16FromFloat32Any, dst, src)
-		},
-		narrowName: "F16FromFloat32",
-		storage:    "f16",
-		widen: func(dst []float32, src []uint16) {
-			halfnormConvFloat32FromF16(halfnormNeonForced(true, halfnormNeonFloat32FromF16Any, halfnormNeonFloat32FromF16AnySTP), dst, src)
+			halfnormConvFloat32FromF16(halfnormNeonFloat32FromF16Any, dst, src)
 		},
 		widenName: "Float32FromF16",
 	})
