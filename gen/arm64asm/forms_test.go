@@ -102,6 +102,7 @@ func allForms(f *Func) {
 	f.FCMPS(1, 2)
 	f.FCMPS(7, 3)
 	f.SCVTFS(3, 6)
+	f.MRS(MIDR, 10)
 	f.RET()
 }
 
@@ -207,5 +208,6 @@ var allFormsGNU = []string{
 	"fcmp s2, s1",
 	"fcmp s3, s7",
 	"scvtf s6, x3",
+	"mrs x10, s3_0_c0_c0_0", // MIDR_EL1
 	"ret",
 }

@@ -186,6 +186,24 @@ func (f *Func) BVS(l Label) { f.emit("BVS", l) }
 // B branches to l.
 func (f *Func) B(l Label) { f.emit("B", l) }
 
+// SysReg is a system register MRS reads.
+type SysReg string
+
+func (s SysReg) asm() string { return string(s) }
+
+// MIDR is MIDR_EL1, the core's implementer, part number and revision.
+// EL0 reads it only where the kernel traps and emulates the read (Linux
+// with HWCAP_CPUID: x/sys/cpu's ARM64.HasCPUID); elsewhere it faults.
+const MIDR SysReg = "MIDR_EL1"
+
+// MRS reads system register s into d.
+func (f *Func) MRS(s SysReg, d Reg) {
+	if s != MIDR {
+		f.failf("MRS: system register %s not offered", s)
+	}
+	f.emit("MRS", s, d)
+}
+
 // RET returns to the caller.
 func (f *Func) RET() { f.emit("RET") }
 

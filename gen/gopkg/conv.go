@@ -97,7 +97,7 @@ func (p *Package) convCode(goarch string) []jen.Code {
 		}
 		var cases []jen.Code
 		for _, fn := range funcs {
-			call := jen.Return(jen.Id(convRunName(k)).Call(jen.Id(fn.Name()), jen.Id("dst"), jen.Id("src")))
+			call := jen.Return(jen.Id(convRunName(k)).Call(kernel(fn), jen.Id("dst"), jen.Id("src")))
 			if checked(fn.ISA) {
 				cases = append(cases, jen.Case(jen.Id(fn.ISA.Flag(k.IR))).Block(call))
 			} else {

@@ -152,6 +152,11 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 		f.Add(c).Line()
 	}
 	funcs := p.Funcs(goarch)
+	if anyPairs(funcs) {
+		for _, c := range pairsCode() {
+			f.Add(c).Line()
+		}
+	}
 	for _, fn := range funcs {
 		if fn.NT {
 			f.Comment(ntMinBytes + " is the size of a call's row outputs (all of them) from").Line().
@@ -163,6 +168,9 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	}
 	for _, fn := range funcs {
 		f.Comment("//go:noescape").Line().Func().Id(fn.Name()).Add(asmParams(fn)).Line()
+		if hasPairs(fn) {
+			f.Comment("//go:noescape").Line().Func().Id(pairsName(fn)).Add(asmParams(fn)).Line()
+		}
 	}
 	for _, k := range p.implKernels() {
 		for _, e := range k.entries() {
@@ -310,7 +318,7 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 		return jen.Func().Id(implName(k, h)).Params(params...).Block(goCall)
 	}
 	runOne := func(fn target.Func) jen.Code {
-		call := append([]jen.Code{jen.Id(fn.Name())}, args...)
+		call := append([]jen.Code{kernel(fn)}, args...)
 		call = append(call, jen.Id("rows"))
 		call = append(call, shapeArgs(k.IR, h)...)
 		call = append(call, argIds(k.IR)...)

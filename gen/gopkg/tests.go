@@ -256,6 +256,11 @@ func ArchTestFile(p *Package, goarch string) ([]byte, error) {
 	if p.HasRows() {
 		f.Add(asmImpls(p, goarch))
 	}
+	if anyPairs(p.Funcs(goarch)) {
+		for _, c := range pairsTestCode() {
+			f.Line().Add(c)
+		}
+	}
 	if len(p.Elems()) > 0 {
 		f.Line().Add(asmHalfConversions(p, goarch))
 	}
@@ -285,32 +290,42 @@ func asmImpls(p *Package, goarch string) jen.Code {
 			var body []jen.Code
 			for _, fn := range e.Funcs {
 				isa := fn.ISA
-				name := fn.Label()
-				args := []jen.Code{jen.Id(fn.Name())}
-				for i, a := range k.IR.Arrays {
-					args = append(args, jen.Id(halfArg(a)).Index(jen.Lit(i)))
+				// A function with an STP form is run in each form, through
+				// neonForm as the dispatch runs it.
+				kerns := []jen.Code{jen.Id(fn.Name())}
+				names := []string{fn.Label()}
+				if hasPairs(fn) {
+					kerns = []jen.Code{forced(fn, false), forced(fn, true)}
+					names = append(names, fn.Label()+"-stp")
 				}
-				args = append(args, jen.Id("rows"))
-				if h == 0 {
-					args = append(args, jen.Id("h"))
-				}
-				if len(k.IR.Args) > 0 {
-					args = append(args, jen.Id("eps"))
-				}
-				call := jen.Id(runName(k, fn)).Call(args...)
-				if e := target.KernelElem(k.IR); e.Half() {
-					call = jen.Id("halfCall").Call(jen.Lit(e.String()), jen.Op(halfMask(k.IR)), jen.Id("a"),
-						jen.Func().Params(jen.Id("u").Index().Index().Uint16()).Block(call))
-				}
-				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
-					jen.Id("name"): jen.Lit(name),
-					jen.Id("asm"):  jen.True(),
-					jen.Id("run"):  jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(call),
-				}))
-				if checked(isa) {
-					body = append(body, jen.If(jen.Id(isa.Flag(k.IR))).Block(add))
-				} else {
-					body = append(body, add)
+				for j, kern := range kerns {
+					name := names[j]
+					args := []jen.Code{kern}
+					for i, a := range k.IR.Arrays {
+						args = append(args, jen.Id(halfArg(a)).Index(jen.Lit(i)))
+					}
+					args = append(args, jen.Id("rows"))
+					if h == 0 {
+						args = append(args, jen.Id("h"))
+					}
+					if len(k.IR.Args) > 0 {
+						args = append(args, jen.Id("eps"))
+					}
+					call := jen.Id(runName(k, fn)).Call(args...)
+					if e := target.KernelElem(k.IR); e.Half() {
+						call = jen.Id("halfCall").Call(jen.Lit(e.String()), jen.Op(halfMask(k.IR)), jen.Id("a"),
+							jen.Func().Params(jen.Id("u").Index().Index().Uint16()).Block(call))
+					}
+					add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("impl").Values(jen.Dict{
+						jen.Id("name"): jen.Lit(name),
+						jen.Id("asm"):  jen.True(),
+						jen.Id("run"):  jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("rows").Int()).Block(call),
+					}))
+					if checked(isa) {
+						body = append(body, jen.If(jen.Id(isa.Flag(k.IR))).Block(add))
+					} else {
+						body = append(body, add)
+					}
 				}
 			}
 			cases = append(cases, jen.Case(cond).Block(body...))
@@ -334,22 +349,37 @@ func asmHalfConversions(p *Package, goarch string) jen.Code {
 		narrow, widen := convs[i], convs[i+1] // convKernels' order
 		e := target.KernelElem(narrow.IR)
 		for _, isa := range narrow.isas(goarch) {
-			fn := func(k Kernel) jen.Code {
-				name := target.Func{Kernel: k.IR, ISA: isa}.Name()
-				return jen.Func().Params(convParams(k.IR)...).Block(jen.Id(convRunName(k)).Call(jen.Id(name), jen.Id("dst"), jen.Id("src")))
+			tf := func(k Kernel) target.Func { return target.Func{Kernel: k.IR, ISA: isa} }
+			// With an STP form, once in each form (neonForm).
+			stps := []bool{false}
+			if hasPairs(tf(narrow)) || hasPairs(tf(widen)) {
+				stps = append(stps, true)
 			}
-			add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("halfConv").Values(jen.Dict{
-				jen.Id("storage"):    jen.Lit(e.String()),
-				jen.Id("isa"):        jen.Lit(isa.Name()),
-				jen.Id("narrowName"): jen.Lit(narrow.IR.Name),
-				jen.Id("widenName"):  jen.Lit(widen.IR.Name),
-				jen.Id("narrow"):     fn(narrow),
-				jen.Id("widen"):      fn(widen),
-			}))
-			if checked(isa) {
-				add = jen.If(jen.Id(isa.Flag(narrow.IR))).Block(add)
+			for _, stp := range stps {
+				fn := func(k Kernel) jen.Code {
+					kern := jen.Id(tf(k).Name())
+					if hasPairs(tf(k)) {
+						kern = forced(tf(k), stp)
+					}
+					return jen.Func().Params(convParams(k.IR)...).Block(jen.Id(convRunName(k)).Call(kern, jen.Id("dst"), jen.Id("src")))
+				}
+				name := isa.Name()
+				if stp {
+					name += "-stp"
+				}
+				add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Id("halfConv").Values(jen.Dict{
+					jen.Id("storage"):    jen.Lit(e.String()),
+					jen.Id("isa"):        jen.Lit(name),
+					jen.Id("narrowName"): jen.Lit(narrow.IR.Name),
+					jen.Id("widenName"):  jen.Lit(widen.IR.Name),
+					jen.Id("narrow"):     fn(narrow),
+					jen.Id("widen"):      fn(widen),
+				}))
+				if checked(isa) {
+					add = jen.If(jen.Id(isa.Flag(narrow.IR))).Block(add)
+				}
+				body = append(body, add)
 			}
-			body = append(body, add)
 		}
 	}
 	return jen.Comment("asmHalfConversions lists the bulk conversions' assembly that this CPU can run, by format and instruction set.").Line().

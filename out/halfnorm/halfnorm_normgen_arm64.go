@@ -3,9 +3,40 @@
 
 package halfnorm
 
+import "golang.org/x/sys/cpu"
+
 // convChunk is the row length of the conversions' assembly calls: rows of
 // convChunk values, then one of the rest, so that offsets within a row stay small.
 const halfnormConvChunk = 1 << 14
+
+// neonSTP reports a core whose Neoverse model runs the STP forms faster,
+// read once at start-up; without HWCAP_CPUID the MIDR read would fault.
+var halfnormNeonSTP = cpu.ARM64.HasCPUID && halfnormNeonPairsCore(halfnormNeonMIDR())
+
+// neonMIDR returns MIDR_EL1; only where cpu.ARM64.HasCPUID.
+func halfnormNeonMIDR() uint64
+
+// neonPairsCore reports whether MIDR value midr is an Arm Neoverse N2 (part
+// 0xd49), V1 (0xd40) or V2 (0xd4f). N1, the Cortex-A76/A77/A78 class and
+// unknown cores keep the first form, whose STP pairs never slow N1.
+func halfnormNeonPairsCore(midr uint64) bool {
+	if midr>>24&0xff != 0x41 {
+		return false
+	}
+	switch midr >> 4 & 0xfff {
+	case 0xd49, 0xd40, 0xd4f:
+		return true
+	}
+	return false
+}
+
+// neonForm is a kernel's STP form where stp, else its first form.
+func halfnormNeonForm[F any](stp bool, first, pairs F) F {
+	if stp {
+		return pairs
+	}
+	return first
+}
 
 //go:noescape
 func halfnormNeonBF16LayerNorm768(dst, x *uint16, gamma, beta *float32, rows int) int
@@ -72,6 +103,9 @@ func halfnormNeonBF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
 
 //go:noescape
 func halfnormNeonFloat32FromBF16Any(dst *float32, src *uint16, rows, h int) int
+
+//go:noescape
+func halfnormNeonFloat32FromBF16AnySTP(dst *float32, src *uint16, rows, h int) int
 
 //go:noescape
 func halfnormNeonF16FromFloat32Any(dst *uint16, src *float32, rows, h int) int
@@ -389,7 +423,7 @@ func halfnormConvBF16FromFloat32(kern func(dst *uint16, src *float32, rows, h in
 func halfnormSimdFloat32FromBF16(dst []float32, src []uint16) int {
 	switch {
 	default:
-		return halfnormConvFloat32FromBF16(halfnormNeonFloat32FromBF16Any, dst, src)
+		return halfnormConvFloat32FromBF16(halfnormNeonForm(halfnormNeonSTP, halfnormNeonFloat32FromBF16Any, halfnormNeonFloat32FromBF16AnySTP), dst, src)
 	}
 }
 

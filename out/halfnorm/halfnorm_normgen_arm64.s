@@ -5513,6 +5513,68 @@ done:
 	MOVD	R6, ret+32(FP)
 	RET
 
+// neonFloat32FromBF16AnySTP is Float32FromBF16 for H=h (run time) on NEON, 4 vectors per iteration: dst = src, widened to float32.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·halfnormNeonFloat32FromBF16AnySTP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	src+8(FP), R1
+	MOVD	rows+16(FP), R2
+	MOVD	h+24(FP), R3
+	LSL	$2, R3, R4
+	LSL	$1, R3, R5
+	// bf16 widening: zero, the lower half of every float32
+	VEOR	V31.B16, V31.B16, V31.B16
+row:
+	// pass 1 over the row: dst = src
+	MOVD	R0, R6
+	MOVD	R1, R7
+	LSR	$4, R3, R8
+	CBZ	R8, pass1mainDone
+pass1main:
+	VLD1.P	32(R7), [V2.H8, V3.H8]
+	VZIP1	V2.H8, V31.H8, V0.H8
+	VZIP2	V2.H8, V31.H8, V1.H8
+	VZIP1	V3.H8, V31.H8, V2.H8
+	VZIP2	V3.H8, V31.H8, V3.H8
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
+	SUBS	$1, R8, R8
+	BNE	pass1main
+pass1mainDone:
+	AND	$8, R3, R8
+	CBZ	R8, pass1vec2Done
+	VLD1.P	16(R7), [V1.H8]
+	VZIP1	V1.H8, V31.H8, V0.H8
+	VZIP2	V1.H8, V31.H8, V1.H8
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass1vec2Done:
+	AND	$4, R3, R8
+	CBZ	R8, pass1vec1Done
+	VLD1.P	8(R7), [V2.H4]
+	VZIP1	V2.H8, V31.H8, V2.H8
+	VST1.P	[V2.S4], 16(R6)
+pass1vec1Done:
+	AND	$3, R3, R8
+	CBZ	R8, pass1tailDone
+pass1tail:
+	VLD1.P	2(R7), V0.H[0]
+	VZIP1	V0.H8, V31.H8, V0.H8
+	FMOVS.P	F0, 4(R6)
+	SUBS	$1, R8, R8
+	BNE	pass1tail
+pass1tailDone:
+	// next row
+	ADD	R4, R0, R0
+	ADD	R5, R1, R1
+	SUBS	$1, R2, R2
+	BNE	row
+done:
+	MOVD	rows+16(FP), R6
+	SUB	R2, R6, R6
+	MOVD	R6, ret+32(FP)
+	RET
+
 // neonF16FromFloat32Any is F16FromFloat32 for H=h (run time) on NEON, 4 vectors per iteration: dst = src, rounded to f16.
 TEXT ·halfnormNeonF16FromFloat32Any(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
@@ -5625,4 +5687,10 @@ done:
 	MOVD	rows+16(FP), R6
 	SUB	R2, R6, R6
 	MOVD	R6, ret+32(FP)
+	RET
+
+// neonMIDR returns MIDR_EL1, which Linux emulates where HWCAP_CPUID is set (cpu.ARM64.HasCPUID); it faults elsewhere.
+TEXT ·halfnormNeonMIDR(SB), NOSPLIT, $0-8
+	MRS	MIDR_EL1, R0
+	MOVD	R0, ret+0(FP)
 	RET

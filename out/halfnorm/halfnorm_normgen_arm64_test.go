@@ -3,6 +3,12 @@
 
 package halfnorm
 
+import (
+	"golang.org/x/sys/cpu"
+	"reflect"
+	"testing"
+)
+
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
 func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnormImpl {
 	var out []halfnormImpl
@@ -151,6 +157,50 @@ func halfnormAsmImpls(kernel string, h int, anySize bool, eps float32) []halfnor
 	return out
 }
 
+// neonForced is neonForm with the form forced to stp; it panics, failing the
+// test that runs it, unless that is the form it returns.
+func halfnormNeonForced[F any](stp bool, first, pairs F) F {
+	f, want := halfnormNeonForm(stp, first, pairs), first
+	if stp {
+		want = pairs
+	}
+	if reflect.ValueOf(f).Pointer() != reflect.ValueOf(want).Pointer() {
+		panic("neonForm did not return the forced store form")
+	}
+	return f
+}
+
+// TestNeonStoreForm checks the part numbers that get the STP forms (N1,
+// A76, A78, N2, V1, V2, qemu's max, another implementer) and the choice
+// on this core.
+func TestHalfnormNeonStoreForm(t *testing.T) {
+	for midr, want := range map[uint64]bool{
+		0x410fd410: false,
+		0x410fd490: true,
+		0x410fd4f0: true,
+		0x411fd401: true,
+		0x414fd0b1: false,
+		0x414fd0c1: false,
+		0x4e0fd490: false,
+		0xf0510:    false,
+	} {
+		if halfnormNeonPairsCore(midr) != want {
+			t.Errorf("neonPairsCore(%#x) = %v, want %v", midr, !want, want)
+		}
+	}
+	if !cpu.ARM64.HasCPUID {
+		if halfnormNeonSTP {
+			t.Error("neonSTP set without HWCAP_CPUID")
+		}
+		return
+	}
+	midr := halfnormNeonMIDR()
+	t.Logf("MIDR_EL1 %#x: STP forms %v", midr, halfnormNeonSTP)
+	if halfnormNeonSTP != halfnormNeonPairsCore(midr) {
+		t.Errorf("neonSTP = %v on MIDR %#x", halfnormNeonSTP, midr)
+	}
+}
+
 // asmHalfConversions lists the bulk conversions' assembly that this CPU can run, by format and instruction set.
 func halfnormAsmHalfConversions() []halfnormHalfConv {
 	var out []halfnormHalfConv
@@ -162,7 +212,19 @@ func halfnormAsmHalfConversions() []halfnormHalfConv {
 		narrowName: "BF16FromFloat32",
 		storage:    "bf16",
 		widen: func(dst []float32, src []uint16) {
-			halfnormConvFloat32FromBF16(halfnormNeonFloat32FromBF16Any, dst, src)
+			halfnormConvFloat32FromBF16(halfnormNeonForced(false, halfnormNeonFloat32FromBF16Any, halfnormNeonFloat32FromBF16AnySTP), dst, src)
+		},
+		widenName: "Float32FromBF16",
+	})
+	out = append(out, halfnormHalfConv{
+		isa: "neon-stp",
+		narrow: func(dst []uint16, src []float32) {
+			halfnormConvBF16FromFloat32(halfnormNeonBF16FromFloat32Any, dst, src)
+		},
+		narrowName: "BF16FromFloat32",
+		storage:    "bf16",
+		widen: func(dst []float32, src []uint16) {
+			halfnormConvFloat32FromBF16(halfnormNeonForced(true, halfnormNeonFloat32FromBF16Any, halfnormNeonFloat32FromBF16AnySTP), dst, src)
 		},
 		widenName: "Float32FromBF16",
 	})

@@ -3,20 +3,66 @@
 
 package rmsnorm
 
+import "golang.org/x/sys/cpu"
+
+// neonSTP reports a core whose Neoverse model runs the STP forms faster,
+// read once at start-up; without HWCAP_CPUID the MIDR read would fault.
+var rmsnormNeonSTP = cpu.ARM64.HasCPUID && rmsnormNeonPairsCore(rmsnormNeonMIDR())
+
+// neonMIDR returns MIDR_EL1; only where cpu.ARM64.HasCPUID.
+func rmsnormNeonMIDR() uint64
+
+// neonPairsCore reports whether MIDR value midr is an Arm Neoverse N2 (part
+// 0xd49), V1 (0xd40) or V2 (0xd4f). N1, the Cortex-A76/A77/A78 class and
+// unknown cores keep the first form, whose STP pairs never slow N1.
+func rmsnormNeonPairsCore(midr uint64) bool {
+	if midr>>24&0xff != 0x41 {
+		return false
+	}
+	switch midr >> 4 & 0xfff {
+	case 0xd49, 0xd40, 0xd4f:
+		return true
+	}
+	return false
+}
+
+// neonForm is a kernel's STP form where stp, else its first form.
+func rmsnormNeonForm[F any](stp bool, first, pairs F) F {
+	if stp {
+		return pairs
+	}
+	return first
+}
+
 //go:noescape
 func rmsnormNeonRMSNorm2048(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func rmsnormNeonRMSNorm2048STP(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func rmsnormNeonRMSNorm4096(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func rmsnormNeonRMSNorm4096STP(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func rmsnormNeonRMSNorm5120(dst, x, gamma *float32, rows int) int
+
+//go:noescape
+func rmsnormNeonRMSNorm5120STP(dst, x, gamma *float32, rows int) int
 
 //go:noescape
 func rmsnormNeonRMSNorm8192(dst, x, gamma *float32, rows int) int
 
 //go:noescape
+func rmsnormNeonRMSNorm8192STP(dst, x, gamma *float32, rows int) int
+
+//go:noescape
 func rmsnormNeonRMSNormAny(dst, x, gamma *float32, rows, h int) int
+
+//go:noescape
+func rmsnormNeonRMSNormAnySTP(dst, x, gamma *float32, rows, h int) int
 
 //go:noescape
 func rmsnormNeonGemmaRMSNorm2048(dst, x, gamma *float32, rows int) int
@@ -31,16 +77,31 @@ func rmsnormNeonGemmaRMSNormAny(dst, x, gamma *float32, rows, h int) int
 func rmsnormNeonAddRMSNorm2048(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
+func rmsnormNeonAddRMSNorm2048STP(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
 func rmsnormNeonAddRMSNorm4096(dst, sum, x, f, gamma *float32, rows int) int
+
+//go:noescape
+func rmsnormNeonAddRMSNorm4096STP(dst, sum, x, f, gamma *float32, rows int) int
 
 //go:noescape
 func rmsnormNeonAddRMSNormAny(dst, sum, x, f, gamma *float32, rows, h int) int
 
 //go:noescape
+func rmsnormNeonAddRMSNormAnySTP(dst, sum, x, f, gamma *float32, rows, h int) int
+
+//go:noescape
 func rmsnormNeonRMSNormStats4096(dst, rstd, x, gamma *float32, rows int) int
 
 //go:noescape
+func rmsnormNeonRMSNormStats4096STP(dst, rstd, x, gamma *float32, rows int) int
+
+//go:noescape
 func rmsnormNeonRMSNormStatsAny(dst, rstd, x, gamma *float32, rows, h int) int
+
+//go:noescape
+func rmsnormNeonRMSNormStatsAnySTP(dst, rstd, x, gamma *float32, rows, h int) int
 
 //go:noescape
 func rmsnormNeonRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma *float32, rows int) int
@@ -55,10 +116,16 @@ func rmsnormNeonRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd *float32, rows
 func rmsnormNeonRMSNormEps4096(dst, x, gamma *float32, rows int, eps float32) int
 
 //go:noescape
+func rmsnormNeonRMSNormEps4096STP(dst, x, gamma *float32, rows int, eps float32) int
+
+//go:noescape
 func rmsnormNeonRMSNormEpsAny(dst, x, gamma *float32, rows, h int, eps float32) int
 
+//go:noescape
+func rmsnormNeonRMSNormEpsAnySTP(dst, x, gamma *float32, rows, h int, eps float32) int
+
 func rmsnormImplRMSNorm2048(dst, x, gamma []float32, rows int) {
-	rmsnormRunRMSNorm2048(rmsnormNeonRMSNorm2048, dst, x, gamma, rows)
+	rmsnormRunRMSNorm2048(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNorm2048, rmsnormNeonRMSNorm2048STP), dst, x, gamma, rows)
 }
 
 func rmsnormRunRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
@@ -72,7 +139,7 @@ func rmsnormRunRMSNorm2048(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm4096(dst, x, gamma []float32, rows int) {
-	rmsnormRunRMSNorm4096(rmsnormNeonRMSNorm4096, dst, x, gamma, rows)
+	rmsnormRunRMSNorm4096(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNorm4096, rmsnormNeonRMSNorm4096STP), dst, x, gamma, rows)
 }
 
 func rmsnormRunRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
@@ -86,7 +153,7 @@ func rmsnormRunRMSNorm4096(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm5120(dst, x, gamma []float32, rows int) {
-	rmsnormRunRMSNorm5120(rmsnormNeonRMSNorm5120, dst, x, gamma, rows)
+	rmsnormRunRMSNorm5120(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNorm5120, rmsnormNeonRMSNorm5120STP), dst, x, gamma, rows)
 }
 
 func rmsnormRunRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
@@ -100,7 +167,7 @@ func rmsnormRunRMSNorm5120(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNorm8192(dst, x, gamma []float32, rows int) {
-	rmsnormRunRMSNorm8192(rmsnormNeonRMSNorm8192, dst, x, gamma, rows)
+	rmsnormRunRMSNorm8192(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNorm8192, rmsnormNeonRMSNorm8192STP), dst, x, gamma, rows)
 }
 
 func rmsnormRunRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst, x, gamma []float32, rows int) {
@@ -114,7 +181,7 @@ func rmsnormRunRMSNorm8192(kern func(dst, x, gamma *float32, rows int) int, dst,
 }
 
 func rmsnormImplRMSNormAny(dst, x, gamma []float32, rows, h int) {
-	rmsnormRunRMSNormAny(rmsnormNeonRMSNormAny, dst, x, gamma, rows, h)
+	rmsnormRunRMSNormAny(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormAny, rmsnormNeonRMSNormAnySTP), dst, x, gamma, rows, h)
 }
 
 func rmsnormRunRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) int, dst, x, gamma []float32, rows, h int) {
@@ -170,7 +237,7 @@ func rmsnormRunGemmaRMSNormAny(kern func(dst, x, gamma *float32, rows, h int) in
 }
 
 func rmsnormImplAddRMSNorm2048(dst, sum, x, f, gamma []float32, rows int) {
-	rmsnormRunAddRMSNorm2048(rmsnormNeonAddRMSNorm2048, dst, sum, x, f, gamma, rows)
+	rmsnormRunAddRMSNorm2048(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonAddRMSNorm2048, rmsnormNeonAddRMSNorm2048STP), dst, sum, x, f, gamma, rows)
 }
 
 func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
@@ -184,7 +251,7 @@ func rmsnormRunAddRMSNorm2048(kern func(dst, sum, x, f, gamma *float32, rows int
 }
 
 func rmsnormImplAddRMSNorm4096(dst, sum, x, f, gamma []float32, rows int) {
-	rmsnormRunAddRMSNorm4096(rmsnormNeonAddRMSNorm4096, dst, sum, x, f, gamma, rows)
+	rmsnormRunAddRMSNorm4096(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonAddRMSNorm4096, rmsnormNeonAddRMSNorm4096STP), dst, sum, x, f, gamma, rows)
 }
 
 func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int) int, dst, sum, x, f, gamma []float32, rows int) {
@@ -198,7 +265,7 @@ func rmsnormRunAddRMSNorm4096(kern func(dst, sum, x, f, gamma *float32, rows int
 }
 
 func rmsnormImplAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
-	rmsnormRunAddRMSNormAny(rmsnormNeonAddRMSNormAny, dst, sum, x, f, gamma, rows, h)
+	rmsnormRunAddRMSNormAny(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonAddRMSNormAny, rmsnormNeonAddRMSNormAnySTP), dst, sum, x, f, gamma, rows, h)
 }
 
 func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h int) int, dst, sum, x, f, gamma []float32, rows, h int) {
@@ -212,7 +279,7 @@ func rmsnormRunAddRMSNormAny(kern func(dst, sum, x, f, gamma *float32, rows, h i
 }
 
 func rmsnormImplRMSNormStats4096(dst, rstd, x, gamma []float32, rows int) {
-	rmsnormRunRMSNormStats4096(rmsnormNeonRMSNormStats4096, dst, rstd, x, gamma, rows)
+	rmsnormRunRMSNormStats4096(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormStats4096, rmsnormNeonRMSNormStats4096STP), dst, rstd, x, gamma, rows)
 }
 
 func rmsnormRunRMSNormStats4096(kern func(dst, rstd, x, gamma *float32, rows int) int, dst, rstd, x, gamma []float32, rows int) {
@@ -226,7 +293,7 @@ func rmsnormRunRMSNormStats4096(kern func(dst, rstd, x, gamma *float32, rows int
 }
 
 func rmsnormImplRMSNormStatsAny(dst, rstd, x, gamma []float32, rows, h int) {
-	rmsnormRunRMSNormStatsAny(rmsnormNeonRMSNormStatsAny, dst, rstd, x, gamma, rows, h)
+	rmsnormRunRMSNormStatsAny(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormStatsAny, rmsnormNeonRMSNormStatsAnySTP), dst, rstd, x, gamma, rows, h)
 }
 
 func rmsnormRunRMSNormStatsAny(kern func(dst, rstd, x, gamma *float32, rows, h int) int, dst, rstd, x, gamma []float32, rows, h int) {
@@ -283,7 +350,7 @@ func rmsnormRunRMSNormStatsBackwardParams(kern func(dgamma, dy, x, rstd *float32
 }
 
 func rmsnormImplRMSNormEps4096(dst, x, gamma []float32, rows int, eps float32) {
-	rmsnormRunRMSNormEps4096(rmsnormNeonRMSNormEps4096, dst, x, gamma, rows, eps)
+	rmsnormRunRMSNormEps4096(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormEps4096, rmsnormNeonRMSNormEps4096STP), dst, x, gamma, rows, eps)
 }
 
 func rmsnormRunRMSNormEps4096(kern func(dst, x, gamma *float32, rows int, eps float32) int, dst, x, gamma []float32, rows int, eps float32) {
@@ -297,7 +364,7 @@ func rmsnormRunRMSNormEps4096(kern func(dst, x, gamma *float32, rows int, eps fl
 }
 
 func rmsnormImplRMSNormEpsAny(dst, x, gamma []float32, rows, h int, eps float32) {
-	rmsnormRunRMSNormEpsAny(rmsnormNeonRMSNormEpsAny, dst, x, gamma, rows, h, eps)
+	rmsnormRunRMSNormEpsAny(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormEpsAny, rmsnormNeonRMSNormEpsAnySTP), dst, x, gamma, rows, h, eps)
 }
 
 func rmsnormRunRMSNormEpsAny(kern func(dst, x, gamma *float32, rows, h int, eps float32) int, dst, x, gamma []float32, rows, h int, eps float32) {

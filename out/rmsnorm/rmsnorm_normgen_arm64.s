@@ -102,6 +102,107 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
+// neonRMSNorm2048STP is RMSNorm for H=2048 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNorm2048STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// invN = 1/2048
+	MOVW	$0x3a000000, R4
+	FMOVS	R4, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	MOVD	$64, R5
+pass1main:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1main
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	R2, R6
+	MOVD	$128, R7
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
+	SUBS	$1, R7, R7
+	BNE	pass2main
+	// next row
+	ADD	$8192, R0, R0
+	ADD	$8192, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
 // neonRMSNorm4096 is RMSNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm4096(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
@@ -216,6 +317,136 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
+	SUBS	$1, R7, R7
+	BNE	pass2main
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$16384, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
+// neonRMSNorm4096STP is RMSNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNorm4096STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// invN = 1/4096
+	MOVW	$0x39800000, R4
+	FMOVS	R4, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	R2, R6
+	MOVD	$256, R7
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
 	SUBS	$1, R7, R7
 	BNE	pass2main
 	// next row
@@ -356,6 +587,136 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
+// neonRMSNorm5120STP is RMSNorm for H=5120 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNorm5120STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// invN = 1/5120
+	MOVW	$0x394ccccd, R4
+	FMOVS	R4, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$160, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	R2, R6
+	MOVD	$320, R7
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
+	SUBS	$1, R7, R7
+	BNE	pass2main
+	// next row
+	ADD	$20480, R0, R0
+	ADD	$20480, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
 // neonRMSNorm8192 is RMSNorm for H=8192 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNorm8192(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
@@ -470,6 +831,136 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
+	SUBS	$1, R7, R7
+	BNE	pass2main
+	// next row
+	ADD	$32768, R0, R0
+	ADD	$32768, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
+// neonRMSNorm8192STP is RMSNorm for H=8192 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNorm8192STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// invN = 1/8192
+	MOVW	$0x39000000, R4
+	FMOVS	R4, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R4
+	FMOVS	R4, F30
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	R2, R6
+	MOVD	$512, R7
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
 	SUBS	$1, R7, R7
 	BNE	pass2main
 	// next row
@@ -638,6 +1129,207 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
+	SUBS	$1, R9, R9
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R4, R9
+	CBZ	R9, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R8), [V4.S4, V5.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R9
+	CBZ	R9, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R8), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
+	AND	$3, R4, R9
+	CBZ	R9, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R7), F0
+	FMULS	F26, F0, F0
+	FMOVS.P	4(R8), F4
+	FMULS	F4, F0, F0
+	FMOVS.P	F0, 4(R6)
+	SUBS	$1, R9, R9
+	BNE	pass2tail
+pass2tailDone:
+	// next row
+	ADD	R5, R0, R0
+	ADD	R5, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R6
+	SUB	R3, R6, R6
+	MOVD	R6, ret+40(FP)
+	RET
+
+// neonRMSNormAnySTP is RMSNorm for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormAnySTP(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	MOVD	h+32(FP), R4
+	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F30
+	SCVTFS	R4, F31
+	FDIVS	F31, F30, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	// the constant 1
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R6
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R8
+	LSR	$5, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R7, R7
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
+pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R4, R7
+	CBZ	R7, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
+	SUBS	$1, R7, R7
+	BNE	pass1tail
+pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	MOVD	R2, R8
+	LSR	$4, R4, R9
+	CBZ	R9, pass2mainDone
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
 	SUBS	$1, R9, R9
 	BNE	pass2main
 pass2mainDone:
@@ -1247,6 +1939,129 @@ done:
 	MOVD	R6, ret+48(FP)
 	RET
 
+// neonAddRMSNorm2048STP is AddRMSNorm for H=2048 on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonAddRMSNorm2048STP(SB), NOSPLIT, $0-56
+	MOVD	dst+0(FP), R0
+	MOVD	sum+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	f+24(FP), R3
+	MOVD	gamma+32(FP), R4
+	MOVD	rows+40(FP), R5
+	// invN = 1/2048
+	MOVW	$0x3a000000, R6
+	FMOVS	R6, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	// the constant 1
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
+row:
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	R1, R6
+	MOVD	R2, R7
+	MOVD	R3, R8
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R9
+pass1iter:
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R6)
+	FSTPQ	(F6, F7), 32(R6)
+	ADD	$64, R6, R6
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+	VFMLA	V6.S4, V6.S4, V2.S4
+	VFMLA	V7.S4, V7.S4, V3.S4
+	SUBS	$1, R9, R9
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = sum*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	MOVD	R4, R8
+	MOVD	$128, R9
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
+	SUBS	$1, R9, R9
+	BNE	pass2main
+	// next row
+	ADD	$8192, R0, R0
+	ADD	$8192, R1, R1
+	ADD	$8192, R2, R2
+	ADD	$8192, R3, R3
+	SUBS	$1, R5, R5
+	BNE	row
+done:
+	MOVD	rows+40(FP), R6
+	SUB	R5, R6, R6
+	MOVD	R6, ret+48(FP)
+	RET
+
 // neonAddRMSNorm4096 is AddRMSNorm for H=4096 on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
 TEXT ·rmsnormNeonAddRMSNorm4096(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
@@ -1350,6 +2165,129 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
+	SUBS	$1, R9, R9
+	BNE	pass2main
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$16384, R1, R1
+	ADD	$16384, R2, R2
+	ADD	$16384, R3, R3
+	SUBS	$1, R5, R5
+	BNE	row
+done:
+	MOVD	rows+40(FP), R6
+	SUB	R5, R6, R6
+	MOVD	R6, ret+48(FP)
+	RET
+
+// neonAddRMSNorm4096STP is AddRMSNorm for H=4096 on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonAddRMSNorm4096STP(SB), NOSPLIT, $0-56
+	MOVD	dst+0(FP), R0
+	MOVD	sum+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	f+24(FP), R3
+	MOVD	gamma+32(FP), R4
+	MOVD	rows+40(FP), R5
+	// invN = 1/4096
+	MOVW	$0x39800000, R6
+	FMOVS	R6, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R6
+	FMOVS	R6, F30
+	// the constant 1
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
+row:
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	R1, R6
+	MOVD	R2, R7
+	MOVD	R3, R8
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R9
+pass1iter:
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R6)
+	FSTPQ	(F6, F7), 32(R6)
+	ADD	$64, R6, R6
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+	VFMLA	V6.S4, V6.S4, V2.S4
+	VFMLA	V7.S4, V7.S4, V3.S4
+	SUBS	$1, R9, R9
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = sum*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	MOVD	R4, R8
+	MOVD	$256, R9
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
 	SUBS	$1, R9, R9
 	BNE	pass2main
 	// next row
@@ -1556,6 +2494,202 @@ done:
 	MOVD	R8, ret+56(FP)
 	RET
 
+// neonAddRMSNormAnySTP is AddRMSNorm for H=h (run time) on NEON, 4 vectors per iteration: s = x + f; rstd = 1/sqrt(mean(s^2) + 1e-06); y = s*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonAddRMSNormAnySTP(SB), NOSPLIT, $0-64
+	MOVD	dst+0(FP), R0
+	MOVD	sum+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	f+24(FP), R3
+	MOVD	gamma+32(FP), R4
+	MOVD	rows+40(FP), R5
+	MOVD	h+48(FP), R6
+	LSL	$2, R6, R7
+	// invN = 1/n, n the row's length
+	MOVW	$0x3f800000, R8
+	FMOVS	R8, F30
+	SCVTFS	R6, F31
+	FDIVS	F31, F30, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R8
+	FMOVS	R8, F30
+	// the constant 1
+	MOVW	$0x3f800000, R8
+	FMOVS	R8, F29
+	MOVW	$0x15f79688, R8
+	FMOVS	R8, F28
+	MOVW	$0x7f7fffff, R8
+	FMOVS	R8, F27
+row:
+	// pass 1 over the row: s = x + f; sum = s; squareSum += s*s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	R1, R8
+	MOVD	R2, R9
+	MOVD	R3, R10
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R12
+	LSR	$4, R6, R13
+pass1chunk:
+	SUBS	$64, R13, R13
+	BLT	pass1short
+	MOVD	$64, R11
+pass1iter:
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	WORD	$0x4e2bd4e7 // fadd v7.4s, v7.4s, v11.4s
+	FSTPQ	(F4, F5), (R8)
+	FSTPQ	(F6, F7), 32(R8)
+	ADD	$64, R8, R8
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+	VFMLA	V6.S4, V6.S4, V2.S4
+	VFMLA	V7.S4, V7.S4, V3.S4
+	SUBS	$1, R11, R11
+	BNE	pass1iter
+	SUBS	$0, R13, R13
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R12, R12
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R12
+	B	pass1chunk
+pass1short:
+	ADD	$64, R13, R11
+	CBNZ	R11, pass1iter
+pass1chunked:
+	AND	$8, R6, R11
+	CBZ	R11, pass1vec2Done
+	VLD1.P	32(R9), [V4.S4, V5.S4]
+	VLD1.P	32(R10), [V8.S4, V9.S4]
+	WORD	$0x4e28d484 // fadd v4.4s, v4.4s, v8.4s
+	WORD	$0x4e29d4a5 // fadd v5.4s, v5.4s, v9.4s
+	VST1.P	[V4.S4, V5.S4], 32(R8)
+	VFMLA	V4.S4, V4.S4, V0.S4
+	VFMLA	V5.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R6, R11
+	CBZ	R11, pass1vec1Done
+	VLD1.P	16(R9), [V6.S4]
+	VLD1.P	16(R10), [V10.S4]
+	WORD	$0x4e2ad4c6 // fadd v6.4s, v6.4s, v10.4s
+	VST1.P	[V6.S4], 16(R8)
+	VFMLA	V6.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R6, R11
+	CBZ	R11, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R9), F4
+	FMOVS.P	4(R10), F8
+	FADDS	F8, F4, F4
+	FMOVS.P	F4, 4(R8)
+	FMADDS	F4, F0, F4, F0
+	SUBS	$1, R11, R11
+	BNE	pass1tail
+pass1tailDone:
+	// squareSum = sum((x + f)*(x + f))
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = sum*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R8
+	MOVD	R1, R9
+	MOVD	R4, R10
+	LSR	$4, R6, R11
+	CBZ	R11, pass2mainDone
+pass2main:
+	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R8)
+	FSTPQ	(F2, F3), 32(R8)
+	ADD	$64, R8, R8
+	SUBS	$1, R11, R11
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R6, R11
+	CBZ	R11, pass2vec2Done
+	VLD1.P	32(R9), [V0.S4, V1.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R10), [V4.S4, V5.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R8)
+pass2vec2Done:
+	AND	$4, R6, R11
+	CBZ	R11, pass2vec1Done
+	VLD1.P	16(R9), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R10), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R8)
+pass2vec1Done:
+	AND	$3, R6, R11
+	CBZ	R11, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R9), F0
+	FMULS	F26, F0, F0
+	FMOVS.P	4(R10), F4
+	FMULS	F4, F0, F0
+	FMOVS.P	F0, 4(R8)
+	SUBS	$1, R11, R11
+	BNE	pass2tail
+pass2tailDone:
+	// next row
+	ADD	R7, R0, R0
+	ADD	R7, R1, R1
+	ADD	R7, R2, R2
+	ADD	R7, R3, R3
+	SUBS	$1, R5, R5
+	BNE	row
+done:
+	MOVD	rows+40(FP), R8
+	SUB	R5, R8, R8
+	MOVD	R8, ret+56(FP)
+	RET
+
 // neonRMSNormStats4096 is RMSNormStats for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNormStats4096(SB), NOSPLIT, $0-48
 	MOVD	dst+0(FP), R0
@@ -1671,6 +2805,140 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
+	SUBS	$1, R8, R8
+	BNE	pass2main
+	// rstd[row] = rstd
+	FMOVS	F26, (R1)
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$4, R1, R1
+	ADD	$16384, R2, R2
+	SUBS	$1, R4, R4
+	BNE	row
+done:
+	MOVD	rows+32(FP), R5
+	SUB	R4, R5, R5
+	MOVD	R5, ret+40(FP)
+	RET
+
+// neonRMSNormStats4096STP is RMSNormStats for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormStats4096STP(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	rstd+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	gamma+24(FP), R3
+	MOVD	rows+32(FP), R4
+	// invN = 1/4096
+	MOVW	$0x39800000, R5
+	FMOVS	R5, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R5
+	FMOVS	R5, F30
+	// the constant 1
+	MOVW	$0x3f800000, R5
+	FMOVS	R5, F29
+	MOVW	$0x15f79688, R5
+	FMOVS	R5, F28
+	MOVW	$0x7f7fffff, R5
+	FMOVS	R5, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R2, R5
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R7
+pass1chunk:
+	SUBS	$64, R7, R7
+	BLT	pass1short
+	MOVD	$64, R6
+pass1iter:
+	VLD1.P	64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R5), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R6, R6
+	BNE	pass1iter
+	SUBS	$0, R7, R7
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R7, R6
+	CBNZ	R6, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R5
+	MOVD	R2, R6
+	MOVD	R3, R7
+	MOVD	$256, R8
+pass2main:
+	VLD1.P	64(R6), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R7), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R5)
+	FSTPQ	(F2, F3), 32(R5)
+	ADD	$64, R5, R5
 	SUBS	$1, R8, R8
 	BNE	pass2main
 	// rstd[row] = rstd
@@ -1843,6 +3111,211 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R7)
+	SUBS	$1, R10, R10
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R5, R10
+	CBZ	R10, pass2vec2Done
+	VLD1.P	32(R8), [V0.S4, V1.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R9), [V4.S4, V5.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R7)
+pass2vec2Done:
+	AND	$4, R5, R10
+	CBZ	R10, pass2vec1Done
+	VLD1.P	16(R8), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R9), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R7)
+pass2vec1Done:
+	AND	$3, R5, R10
+	CBZ	R10, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R8), F0
+	FMULS	F26, F0, F0
+	FMOVS.P	4(R9), F4
+	FMULS	F4, F0, F0
+	FMOVS.P	F0, 4(R7)
+	SUBS	$1, R10, R10
+	BNE	pass2tail
+pass2tailDone:
+	// rstd[row] = rstd
+	FMOVS	F26, (R1)
+	// next row
+	ADD	R6, R0, R0
+	ADD	$4, R1, R1
+	ADD	R6, R2, R2
+	SUBS	$1, R4, R4
+	BNE	row
+done:
+	MOVD	rows+32(FP), R7
+	SUB	R4, R7, R7
+	MOVD	R7, ret+48(FP)
+	RET
+
+// neonRMSNormStatsAnySTP is RMSNormStats for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + 1e-06); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormStatsAnySTP(SB), NOSPLIT, $0-56
+	MOVD	dst+0(FP), R0
+	MOVD	rstd+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	gamma+24(FP), R3
+	MOVD	rows+32(FP), R4
+	MOVD	h+40(FP), R5
+	LSL	$2, R5, R6
+	// invN = 1/n, n the row's length
+	MOVW	$0x3f800000, R7
+	FMOVS	R7, F30
+	SCVTFS	R5, F31
+	FDIVS	F31, F30, F31
+	// eps = 1e-06
+	MOVW	$0x358637bd, R7
+	FMOVS	R7, F30
+	// the constant 1
+	MOVW	$0x3f800000, R7
+	FMOVS	R7, F29
+	MOVW	$0x15f79688, R7
+	FMOVS	R7, F28
+	MOVW	$0x7f7fffff, R7
+	FMOVS	R7, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R2, R7
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R9
+	LSR	$5, R5, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R8
+pass1iter:
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R7), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R8, R8
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R9, R9
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R9
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R8
+	CBNZ	R8, pass1iter
+pass1chunked:
+	AND	$16, R5, R8
+	CBZ	R8, pass1vec4Done
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
+	AND	$8, R5, R8
+	CBZ	R8, pass1vec2Done
+	VLD1.P	32(R7), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+pass1vec2Done:
+	AND	$4, R5, R8
+	CBZ	R8, pass1vec1Done
+	VLD1.P	16(R7), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
+pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R5, R8
+	CBZ	R8, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R7), F8
+	FMADDS	F8, F0, F8, F0
+	SUBS	$1, R8, R8
+	BNE	pass1tail
+pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + eps
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R7
+	MOVD	R2, R8
+	MOVD	R3, R9
+	LSR	$4, R5, R10
+	CBZ	R10, pass2mainDone
+pass2main:
+	VLD1.P	64(R8), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R7)
+	FSTPQ	(F2, F3), 32(R7)
+	ADD	$64, R7, R7
 	SUBS	$1, R10, R10
 	BNE	pass2main
 pass2mainDone:
@@ -2484,6 +3957,135 @@ done:
 	MOVD	R4, ret+40(FP)
 	RET
 
+// neonRMSNormEps4096STP is RMSNormEps for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + eps); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormEps4096STP(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// invN = 1/4096
+	MOVW	$0x39800000, R4
+	FMOVS	R4, F31
+	// epsilon = the argument eps
+	FMOVS	eps+32(FP), F30
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F29
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F28
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$128, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + epsilon
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	R2, R6
+	MOVD	$256, R7
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
+	SUBS	$1, R7, R7
+	BNE	pass2main
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$16384, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+40(FP)
+	RET
+
 // neonRMSNormEpsAny is RMSNormEps for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + eps); y = x*rstd*gamma.
 TEXT ·rmsnormNeonRMSNormEpsAny(SB), NOSPLIT, $0-56
 	MOVD	dst+0(FP), R0
@@ -2679,4 +4281,210 @@ done:
 	MOVD	rows+24(FP), R6
 	SUB	R3, R6, R6
 	MOVD	R6, ret+48(FP)
+	RET
+
+// neonRMSNormEpsAnySTP is RMSNormEps for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(mean(x^2) + eps); y = x*rstd*gamma.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormEpsAnySTP(SB), NOSPLIT, $0-56
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gamma+16(FP), R2
+	MOVD	rows+24(FP), R3
+	MOVD	h+32(FP), R4
+	LSL	$2, R4, R5
+	// invN = 1/n, n the row's length
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F30
+	SCVTFS	R4, F31
+	FDIVS	F31, F30, F31
+	// epsilon = the argument eps
+	FMOVS	eps+40(FP), F30
+	// the constant 1
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F29
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F28
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F27
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R6
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R8
+	LSR	$5, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R7, R7
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
+pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R4, R7
+	CBZ	R7, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
+	SUBS	$1, R7, R7
+	BNE	pass1tail
+pass1tailDone:
+	// squareSum = sum(x*x)
+	// meanSquare = squareSum * invN
+	FMULS	F31, F0, F26
+	// meanSquareEps = meanSquare + epsilon
+	FADDS	F30, F26, F26
+	// guard: the row goes to the caller unless 1e-25 <= meanSquareEps <= 3.4028235e+38
+	FCMPS	F28, F26
+	BLT	done
+	FCMPS	F27, F26
+	BHI	done
+	// std = sqrt(meanSquareEps)
+	FSQRTS	F26, F26
+	// rstd = 1 / std
+	FDIVS	F26, F29, F26
+	// pass 2 over the row: dst = x*rstd*gamma
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	MOVD	R2, R8
+	LSR	$4, R4, R9
+	CBZ	R9, pass2mainDone
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
+	SUBS	$1, R9, R9
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R4, R9
+	CBZ	R9, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	VLD1.P	32(R8), [V4.S4, V5.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R9
+	CBZ	R9, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	VLD1.P	16(R8), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
+	AND	$3, R4, R9
+	CBZ	R9, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R7), F0
+	FMULS	F26, F0, F0
+	FMOVS.P	4(R8), F4
+	FMULS	F4, F0, F0
+	FMOVS.P	F0, 4(R6)
+	SUBS	$1, R9, R9
+	BNE	pass2tail
+pass2tailDone:
+	// next row
+	ADD	R5, R0, R0
+	ADD	R5, R1, R1
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R6
+	SUB	R3, R6, R6
+	MOVD	R6, ret+48(FP)
+	RET
+
+// neonMIDR returns MIDR_EL1, which Linux emulates where HWCAP_CPUID is set (cpu.ARM64.HasCPUID); it faults elsewhere.
+TEXT ·rmsnormNeonMIDR(SB), NOSPLIT, $0-8
+	MRS	MIDR_EL1, R0
+	MOVD	R0, ret+0(FP)
 	RET

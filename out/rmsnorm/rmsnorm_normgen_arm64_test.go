@@ -3,6 +3,12 @@
 
 package rmsnorm
 
+import (
+	"golang.org/x/sys/cpu"
+	"reflect"
+	"testing"
+)
+
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
 func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormImpl {
 	var out []rmsnormImpl
@@ -12,7 +18,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNorm2048(rmsnormNeonRMSNorm2048, a[0], a[1], a[2], rows)
+				rmsnormRunRMSNorm2048(rmsnormNeonForced(false, rmsnormNeonRMSNorm2048, rmsnormNeonRMSNorm2048STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNorm2048(rmsnormNeonForced(true, rmsnormNeonRMSNorm2048, rmsnormNeonRMSNorm2048STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 4096:
@@ -20,7 +33,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNorm4096(rmsnormNeonRMSNorm4096, a[0], a[1], a[2], rows)
+				rmsnormRunRMSNorm4096(rmsnormNeonForced(false, rmsnormNeonRMSNorm4096, rmsnormNeonRMSNorm4096STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNorm4096(rmsnormNeonForced(true, rmsnormNeonRMSNorm4096, rmsnormNeonRMSNorm4096STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 5120:
@@ -28,7 +48,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNorm5120(rmsnormNeonRMSNorm5120, a[0], a[1], a[2], rows)
+				rmsnormRunRMSNorm5120(rmsnormNeonForced(false, rmsnormNeonRMSNorm5120, rmsnormNeonRMSNorm5120STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNorm5120(rmsnormNeonForced(true, rmsnormNeonRMSNorm5120, rmsnormNeonRMSNorm5120STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && !anySize && h == 8192:
@@ -36,7 +63,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNorm8192(rmsnormNeonRMSNorm8192, a[0], a[1], a[2], rows)
+				rmsnormRunRMSNorm8192(rmsnormNeonForced(false, rmsnormNeonRMSNorm8192, rmsnormNeonRMSNorm8192STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNorm8192(rmsnormNeonForced(true, rmsnormNeonRMSNorm8192, rmsnormNeonRMSNorm8192STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "RMSNorm" && anySize:
@@ -44,7 +78,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNormAny(rmsnormNeonRMSNormAny, a[0], a[1], a[2], rows, h)
+				rmsnormRunRMSNormAny(rmsnormNeonForced(false, rmsnormNeonRMSNormAny, rmsnormNeonRMSNormAnySTP), a[0], a[1], a[2], rows, h)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNormAny(rmsnormNeonForced(true, rmsnormNeonRMSNormAny, rmsnormNeonRMSNormAnySTP), a[0], a[1], a[2], rows, h)
 			},
 		})
 	case kernel == "GemmaRMSNorm" && !anySize && h == 2048:
@@ -76,7 +117,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunAddRMSNorm2048(rmsnormNeonAddRMSNorm2048, a[0], a[1], a[2], a[3], a[4], rows)
+				rmsnormRunAddRMSNorm2048(rmsnormNeonForced(false, rmsnormNeonAddRMSNorm2048, rmsnormNeonAddRMSNorm2048STP), a[0], a[1], a[2], a[3], a[4], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunAddRMSNorm2048(rmsnormNeonForced(true, rmsnormNeonAddRMSNorm2048, rmsnormNeonAddRMSNorm2048STP), a[0], a[1], a[2], a[3], a[4], rows)
 			},
 		})
 	case kernel == "AddRMSNorm" && !anySize && h == 4096:
@@ -84,7 +132,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunAddRMSNorm4096(rmsnormNeonAddRMSNorm4096, a[0], a[1], a[2], a[3], a[4], rows)
+				rmsnormRunAddRMSNorm4096(rmsnormNeonForced(false, rmsnormNeonAddRMSNorm4096, rmsnormNeonAddRMSNorm4096STP), a[0], a[1], a[2], a[3], a[4], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunAddRMSNorm4096(rmsnormNeonForced(true, rmsnormNeonAddRMSNorm4096, rmsnormNeonAddRMSNorm4096STP), a[0], a[1], a[2], a[3], a[4], rows)
 			},
 		})
 	case kernel == "AddRMSNorm" && anySize:
@@ -92,7 +147,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunAddRMSNormAny(rmsnormNeonAddRMSNormAny, a[0], a[1], a[2], a[3], a[4], rows, h)
+				rmsnormRunAddRMSNormAny(rmsnormNeonForced(false, rmsnormNeonAddRMSNormAny, rmsnormNeonAddRMSNormAnySTP), a[0], a[1], a[2], a[3], a[4], rows, h)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunAddRMSNormAny(rmsnormNeonForced(true, rmsnormNeonAddRMSNormAny, rmsnormNeonAddRMSNormAnySTP), a[0], a[1], a[2], a[3], a[4], rows, h)
 			},
 		})
 	case kernel == "RMSNormStats" && !anySize && h == 4096:
@@ -100,7 +162,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNormStats4096(rmsnormNeonRMSNormStats4096, a[0], a[1], a[2], a[3], rows)
+				rmsnormRunRMSNormStats4096(rmsnormNeonForced(false, rmsnormNeonRMSNormStats4096, rmsnormNeonRMSNormStats4096STP), a[0], a[1], a[2], a[3], rows)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNormStats4096(rmsnormNeonForced(true, rmsnormNeonRMSNormStats4096, rmsnormNeonRMSNormStats4096STP), a[0], a[1], a[2], a[3], rows)
 			},
 		})
 	case kernel == "RMSNormStats" && anySize:
@@ -108,7 +177,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNormStatsAny(rmsnormNeonRMSNormStatsAny, a[0], a[1], a[2], a[3], rows, h)
+				rmsnormRunRMSNormStatsAny(rmsnormNeonForced(false, rmsnormNeonRMSNormStatsAny, rmsnormNeonRMSNormStatsAnySTP), a[0], a[1], a[2], a[3], rows, h)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNormStatsAny(rmsnormNeonForced(true, rmsnormNeonRMSNormStatsAny, rmsnormNeonRMSNormStatsAnySTP), a[0], a[1], a[2], a[3], rows, h)
 			},
 		})
 	case kernel == "RMSNormEps" && !anySize && h == 4096:
@@ -116,7 +192,14 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNormEps4096(rmsnormNeonRMSNormEps4096, a[0], a[1], a[2], rows, eps)
+				rmsnormRunRMSNormEps4096(rmsnormNeonForced(false, rmsnormNeonRMSNormEps4096, rmsnormNeonRMSNormEps4096STP), a[0], a[1], a[2], rows, eps)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNormEps4096(rmsnormNeonForced(true, rmsnormNeonRMSNormEps4096, rmsnormNeonRMSNormEps4096STP), a[0], a[1], a[2], rows, eps)
 			},
 		})
 	case kernel == "RMSNormEps" && anySize:
@@ -124,9 +207,60 @@ func rmsnormAsmImpls(kernel string, h int, anySize bool, eps float32) []rmsnormI
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				rmsnormRunRMSNormEpsAny(rmsnormNeonRMSNormEpsAny, a[0], a[1], a[2], rows, h, eps)
+				rmsnormRunRMSNormEpsAny(rmsnormNeonForced(false, rmsnormNeonRMSNormEpsAny, rmsnormNeonRMSNormEpsAnySTP), a[0], a[1], a[2], rows, h, eps)
+			},
+		})
+		out = append(out, rmsnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				rmsnormRunRMSNormEpsAny(rmsnormNeonForced(true, rmsnormNeonRMSNormEpsAny, rmsnormNeonRMSNormEpsAnySTP), a[0], a[1], a[2], rows, h, eps)
 			},
 		})
 	}
 	return out
+}
+
+// neonForced is neonForm with the form forced to stp; it panics, failing the
+// test that runs it, unless that is the form it returns.
+func rmsnormNeonForced[F any](stp bool, first, pairs F) F {
+	f, want := rmsnormNeonForm(stp, first, pairs), first
+	if stp {
+		want = pairs
+	}
+	if reflect.ValueOf(f).Pointer() != reflect.ValueOf(want).Pointer() {
+		panic("neonForm did not return the forced store form")
+	}
+	return f
+}
+
+// TestNeonStoreForm checks the part numbers that get the STP forms (N1,
+// A76, A78, N2, V1, V2, qemu's max, another implementer) and the choice
+// on this core.
+func TestRmsnormNeonStoreForm(t *testing.T) {
+	for midr, want := range map[uint64]bool{
+		0x410fd410: false,
+		0x410fd490: true,
+		0x410fd4f0: true,
+		0x411fd401: true,
+		0x414fd0b1: false,
+		0x414fd0c1: false,
+		0x4e0fd490: false,
+		0xf0510:    false,
+	} {
+		if rmsnormNeonPairsCore(midr) != want {
+			t.Errorf("neonPairsCore(%#x) = %v, want %v", midr, !want, want)
+		}
+	}
+	if !cpu.ARM64.HasCPUID {
+		if rmsnormNeonSTP {
+			t.Error("neonSTP set without HWCAP_CPUID")
+		}
+		return
+	}
+	midr := rmsnormNeonMIDR()
+	t.Logf("MIDR_EL1 %#x: STP forms %v", midr, rmsnormNeonSTP)
+	if rmsnormNeonSTP != rmsnormNeonPairsCore(midr) {
+		t.Errorf("neonSTP = %v on MIDR %#x", rmsnormNeonSTP, midr)
+	}
 }

@@ -3,20 +3,63 @@
 
 package weightnorm
 
+import "golang.org/x/sys/cpu"
+
+// neonSTP reports a core whose Neoverse model runs the STP forms faster,
+// read once at start-up; without HWCAP_CPUID the MIDR read would fault.
+var weightnormNeonSTP = cpu.ARM64.HasCPUID && weightnormNeonPairsCore(weightnormNeonMIDR())
+
+// neonMIDR returns MIDR_EL1; only where cpu.ARM64.HasCPUID.
+func weightnormNeonMIDR() uint64
+
+// neonPairsCore reports whether MIDR value midr is an Arm Neoverse N2 (part
+// 0xd49), V1 (0xd40) or V2 (0xd4f). N1, the Cortex-A76/A77/A78 class and
+// unknown cores keep the first form, whose STP pairs never slow N1.
+func weightnormNeonPairsCore(midr uint64) bool {
+	if midr>>24&0xff != 0x41 {
+		return false
+	}
+	switch midr >> 4 & 0xfff {
+	case 0xd49, 0xd40, 0xd4f:
+		return true
+	}
+	return false
+}
+
+// neonForm is a kernel's STP form where stp, else its first form.
+func weightnormNeonForm[F any](stp bool, first, pairs F) F {
+	if stp {
+		return pairs
+	}
+	return first
+}
+
 //go:noescape
 func weightnormNeonWeightNorm768(dst, x, gain *float32, rows int) int
+
+//go:noescape
+func weightnormNeonWeightNorm768STP(dst, x, gain *float32, rows int) int
 
 //go:noescape
 func weightnormNeonWeightNorm3072(dst, x, gain *float32, rows int) int
 
 //go:noescape
+func weightnormNeonWeightNorm3072STP(dst, x, gain *float32, rows int) int
+
+//go:noescape
 func weightnormNeonWeightNorm4096(dst, x, gain *float32, rows int) int
+
+//go:noescape
+func weightnormNeonWeightNorm4096STP(dst, x, gain *float32, rows int) int
 
 //go:noescape
 func weightnormNeonWeightNormAny(dst, x, gain *float32, rows, h int) int
 
+//go:noescape
+func weightnormNeonWeightNormAnySTP(dst, x, gain *float32, rows, h int) int
+
 func weightnormImplWeightNorm768(dst, x, gain []float32, rows int) {
-	weightnormRunWeightNorm768(weightnormNeonWeightNorm768, dst, x, gain, rows)
+	weightnormRunWeightNorm768(weightnormNeonForm(weightnormNeonSTP, weightnormNeonWeightNorm768, weightnormNeonWeightNorm768STP), dst, x, gain, rows)
 }
 
 func weightnormRunWeightNorm768(kern func(dst, x, gain *float32, rows int) int, dst, x, gain []float32, rows int) {
@@ -30,7 +73,7 @@ func weightnormRunWeightNorm768(kern func(dst, x, gain *float32, rows int) int, 
 }
 
 func weightnormImplWeightNorm3072(dst, x, gain []float32, rows int) {
-	weightnormRunWeightNorm3072(weightnormNeonWeightNorm3072, dst, x, gain, rows)
+	weightnormRunWeightNorm3072(weightnormNeonForm(weightnormNeonSTP, weightnormNeonWeightNorm3072, weightnormNeonWeightNorm3072STP), dst, x, gain, rows)
 }
 
 func weightnormRunWeightNorm3072(kern func(dst, x, gain *float32, rows int) int, dst, x, gain []float32, rows int) {
@@ -44,7 +87,7 @@ func weightnormRunWeightNorm3072(kern func(dst, x, gain *float32, rows int) int,
 }
 
 func weightnormImplWeightNorm4096(dst, x, gain []float32, rows int) {
-	weightnormRunWeightNorm4096(weightnormNeonWeightNorm4096, dst, x, gain, rows)
+	weightnormRunWeightNorm4096(weightnormNeonForm(weightnormNeonSTP, weightnormNeonWeightNorm4096, weightnormNeonWeightNorm4096STP), dst, x, gain, rows)
 }
 
 func weightnormRunWeightNorm4096(kern func(dst, x, gain *float32, rows int) int, dst, x, gain []float32, rows int) {
@@ -58,7 +101,7 @@ func weightnormRunWeightNorm4096(kern func(dst, x, gain *float32, rows int) int,
 }
 
 func weightnormImplWeightNormAny(dst, x, gain []float32, rows, h int) {
-	weightnormRunWeightNormAny(weightnormNeonWeightNormAny, dst, x, gain, rows, h)
+	weightnormRunWeightNormAny(weightnormNeonForm(weightnormNeonSTP, weightnormNeonWeightNormAny, weightnormNeonWeightNormAnySTP), dst, x, gain, rows, h)
 }
 
 func weightnormRunWeightNormAny(kern func(dst, x, gain *float32, rows, h int) int, dst, x, gain []float32, rows, h int) {

@@ -95,6 +95,100 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
+// neonWeightNorm768STP is WeightNorm for H=768 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·weightnormNeonWeightNorm768STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gain+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// eps = 0
+	FMOVS	ZR, F31
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F30
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F29
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F28
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	MOVD	$24, R5
+pass1main:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1main
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
+	FADDS	F31, F0, F27
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
+	FCMPS	F29, F27
+	BLT	done
+	FCMPS	F28, F27
+	BHI	done
+	// std = sqrt(squareSumEps)
+	FSQRTS	F27, F27
+	// rstd = 1 / std
+	FDIVS	F27, F30, F27
+	// gain = gain[row]
+	FMOVS	(R2), F26
+	// scale = rstd * gain
+	FMULS	F26, F27, F27
+	// pass 2 over the row: dst = x*scale
+	VDUP	V27.S[0], V27.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	$48, R6
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
+	SUBS	$1, R6, R6
+	BNE	pass2main
+	// next row
+	ADD	$3072, R0, R0
+	ADD	$3072, R1, R1
+	ADD	$4, R2, R2
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
 // neonWeightNorm3072 is WeightNorm for H=3072 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNorm3072(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
@@ -215,6 +309,129 @@ done:
 	MOVD	R4, ret+32(FP)
 	RET
 
+// neonWeightNorm3072STP is WeightNorm for H=3072 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·weightnormNeonWeightNorm3072STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gain+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// eps = 0
+	FMOVS	ZR, F31
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F30
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F29
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F28
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$96, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
+	FADDS	F31, F0, F27
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
+	FCMPS	F29, F27
+	BLT	done
+	FCMPS	F28, F27
+	BHI	done
+	// std = sqrt(squareSumEps)
+	FSQRTS	F27, F27
+	// rstd = 1 / std
+	FDIVS	F27, F30, F27
+	// gain = gain[row]
+	FMOVS	(R2), F26
+	// scale = rstd * gain
+	FMULS	F26, F27, F27
+	// pass 2 over the row: dst = x*scale
+	VDUP	V27.S[0], V27.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	$192, R6
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
+	SUBS	$1, R6, R6
+	BNE	pass2main
+	// next row
+	ADD	$12288, R0, R0
+	ADD	$12288, R1, R1
+	ADD	$4, R2, R2
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
 // neonWeightNorm4096 is WeightNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
 TEXT ·weightnormNeonWeightNorm4096(SB), NOSPLIT, $0-40
 	MOVD	dst+0(FP), R0
@@ -321,6 +538,129 @@ pass2main:
 	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
 	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
+	SUBS	$1, R6, R6
+	BNE	pass2main
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$16384, R1, R1
+	ADD	$4, R2, R2
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R4
+	SUB	R3, R4, R4
+	MOVD	R4, ret+32(FP)
+	RET
+
+// neonWeightNorm4096STP is WeightNorm for H=4096 on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·weightnormNeonWeightNorm4096STP(SB), NOSPLIT, $0-40
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gain+16(FP), R2
+	MOVD	rows+24(FP), R3
+	// eps = 0
+	FMOVS	ZR, F31
+	// the constant 1
+	MOVW	$0x3f800000, R4
+	FMOVS	R4, F30
+	MOVW	$0x15f79688, R4
+	FMOVS	R4, F29
+	MOVW	$0x7f7fffff, R4
+	FMOVS	R4, F28
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R4
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$128, R6
+pass1chunk:
+	SUBS	$64, R6, R6
+	BLT	pass1short
+	MOVD	$64, R5
+pass1iter:
+	VLD1.P	64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R4), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R5, R5
+	BNE	pass1iter
+	SUBS	$0, R6, R6
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R6, R5
+	CBNZ	R5, pass1iter
+pass1chunked:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
+	FADDS	F31, F0, F27
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
+	FCMPS	F29, F27
+	BLT	done
+	FCMPS	F28, F27
+	BHI	done
+	// std = sqrt(squareSumEps)
+	FSQRTS	F27, F27
+	// rstd = 1 / std
+	FDIVS	F27, F30, F27
+	// gain = gain[row]
+	FMOVS	(R2), F26
+	// scale = rstd * gain
+	FMULS	F26, F27, F27
+	// pass 2 over the row: dst = x*scale
+	VDUP	V27.S[0], V27.S4
+	MOVD	R0, R4
+	MOVD	R1, R5
+	MOVD	$256, R6
+pass2main:
+	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	FSTPQ	(F0, F1), (R4)
+	FSTPQ	(F2, F3), 32(R4)
+	ADD	$64, R4, R4
 	SUBS	$1, R6, R6
 	BNE	pass2main
 	// next row
@@ -515,4 +855,195 @@ done:
 	MOVD	rows+24(FP), R6
 	SUB	R3, R6, R6
 	MOVD	R6, ret+40(FP)
+	RET
+
+// neonWeightNormAnySTP is WeightNorm for H=h (run time) on NEON, 4 vectors per iteration (8 in a sum of one array): rstd = 1/sqrt(sum(x^2) + 0); y = x*rstd*gain[row].
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·weightnormNeonWeightNormAnySTP(SB), NOSPLIT, $0-48
+	MOVD	dst+0(FP), R0
+	MOVD	x+8(FP), R1
+	MOVD	gain+16(FP), R2
+	MOVD	rows+24(FP), R3
+	MOVD	h+32(FP), R4
+	LSL	$2, R4, R5
+	// eps = 0
+	FMOVS	ZR, F31
+	// the constant 1
+	MOVW	$0x3f800000, R6
+	FMOVS	R6, F30
+	MOVW	$0x15f79688, R6
+	FMOVS	R6, F29
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F28
+row:
+	// pass 1 over the row: squareSum += x*x
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	MOVD	R1, R6
+	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R8
+	LSR	$5, R4, R9
+pass1chunk:
+	SUBS	$64, R9, R9
+	BLT	pass1short
+	MOVD	$64, R7
+pass1iter:
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P	64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+	VFMLA	V14.S4, V14.S4, V6.S4
+	VFMLA	V15.S4, V15.S4, V7.S4
+	SUBS	$1, R7, R7
+	BNE	pass1iter
+	SUBS	$0, R9, R9
+	BLT	pass1chunked
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	VEOR	V4.B16, V4.B16, V4.B16
+	VEOR	V5.B16, V5.B16, V5.B16
+	VEOR	V6.B16, V6.B16, V6.B16
+	VEOR	V7.B16, V7.B16, V7.B16
+	SUBS	$1, R8, R8
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
+	VEOR	V27.B16, V27.B16, V27.B16
+	MOVD	$64, R8
+	B	pass1chunk
+pass1short:
+	ADD	$64, R9, R7
+	CBNZ	R7, pass1iter
+pass1chunked:
+	AND	$16, R4, R7
+	CBZ	R7, pass1vec4Done
+	VLD1.P	64(R6), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V8.S4, V0.S4
+	VFMLA	V9.S4, V9.S4, V1.S4
+	VFMLA	V10.S4, V10.S4, V2.S4
+	VFMLA	V11.S4, V11.S4, V3.S4
+pass1vec4Done:
+	AND	$8, R4, R7
+	CBZ	R7, pass1vec2Done
+	VLD1.P	32(R6), [V12.S4, V13.S4]
+	VFMLA	V12.S4, V12.S4, V4.S4
+	VFMLA	V13.S4, V13.S4, V5.S4
+pass1vec2Done:
+	AND	$4, R4, R7
+	CBZ	R7, pass1vec1Done
+	VLD1.P	16(R6), [V14.S4]
+	VFMLA	V14.S4, V14.S4, V6.S4
+pass1vec1Done:
+	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
+	WORD	$0x4e27d463 // fadd v3.4s, v3.4s, v7.4s
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
+	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R4, R7
+	CBZ	R7, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R6), F8
+	FMADDS	F8, F0, F8, F0
+	SUBS	$1, R7, R7
+	BNE	pass1tail
+pass1tailDone:
+	// squareSum = sum(x*x)
+	// squareSumEps = squareSum + eps
+	FADDS	F31, F0, F27
+	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
+	FCMPS	F29, F27
+	BLT	done
+	FCMPS	F28, F27
+	BHI	done
+	// std = sqrt(squareSumEps)
+	FSQRTS	F27, F27
+	// rstd = 1 / std
+	FDIVS	F27, F30, F27
+	// gain = gain[row]
+	FMOVS	(R2), F26
+	// scale = rstd * gain
+	FMULS	F26, F27, F27
+	// pass 2 over the row: dst = x*scale
+	VDUP	V27.S[0], V27.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	LSR	$4, R4, R8
+	CBZ	R8, pass2mainDone
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	FSTPQ	(F0, F1), (R6)
+	FSTPQ	(F2, F3), 32(R6)
+	ADD	$64, R6, R6
+	SUBS	$1, R8, R8
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R4, R8
+	CBZ	R8, pass2vec2Done
+	VLD1.P	32(R7), [V0.S4, V1.S4]
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	VST1.P	[V0.S4, V1.S4], 32(R6)
+pass2vec2Done:
+	AND	$4, R4, R8
+	CBZ	R8, pass2vec1Done
+	VLD1.P	16(R7), [V2.S4]
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	VST1.P	[V2.S4], 16(R6)
+pass2vec1Done:
+	AND	$3, R4, R8
+	CBZ	R8, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R7), F0
+	FMULS	F27, F0, F0
+	FMOVS.P	F0, 4(R6)
+	SUBS	$1, R8, R8
+	BNE	pass2tail
+pass2tailDone:
+	// next row
+	ADD	R5, R0, R0
+	ADD	R5, R1, R1
+	ADD	$4, R2, R2
+	SUBS	$1, R3, R3
+	BNE	row
+done:
+	MOVD	rows+24(FP), R6
+	SUB	R3, R6, R6
+	MOVD	R6, ret+40(FP)
+	RET
+
+// neonMIDR returns MIDR_EL1, which Linux emulates where HWCAP_CPUID is set (cpu.ARM64.HasCPUID); it faults elsewhere.
+TEXT ·weightnormNeonMIDR(SB), NOSPLIT, $0-8
+	MRS	MIDR_EL1, R0
+	MOVD	R0, ret+0(FP)
 	RET

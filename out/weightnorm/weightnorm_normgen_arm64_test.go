@@ -3,6 +3,12 @@
 
 package weightnorm
 
+import (
+	"golang.org/x/sys/cpu"
+	"reflect"
+	"testing"
+)
+
 // asmImpls lists the assembly implementations of a kernel at row length h that this CPU can run.
 func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weightnormImpl {
 	var out []weightnormImpl
@@ -12,7 +18,14 @@ func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weigh
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				weightnormRunWeightNorm768(weightnormNeonWeightNorm768, a[0], a[1], a[2], rows)
+				weightnormRunWeightNorm768(weightnormNeonForced(false, weightnormNeonWeightNorm768, weightnormNeonWeightNorm768STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, weightnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				weightnormRunWeightNorm768(weightnormNeonForced(true, weightnormNeonWeightNorm768, weightnormNeonWeightNorm768STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "WeightNorm" && !anySize && h == 3072:
@@ -20,7 +33,14 @@ func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weigh
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				weightnormRunWeightNorm3072(weightnormNeonWeightNorm3072, a[0], a[1], a[2], rows)
+				weightnormRunWeightNorm3072(weightnormNeonForced(false, weightnormNeonWeightNorm3072, weightnormNeonWeightNorm3072STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, weightnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				weightnormRunWeightNorm3072(weightnormNeonForced(true, weightnormNeonWeightNorm3072, weightnormNeonWeightNorm3072STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "WeightNorm" && !anySize && h == 4096:
@@ -28,7 +48,14 @@ func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weigh
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				weightnormRunWeightNorm4096(weightnormNeonWeightNorm4096, a[0], a[1], a[2], rows)
+				weightnormRunWeightNorm4096(weightnormNeonForced(false, weightnormNeonWeightNorm4096, weightnormNeonWeightNorm4096STP), a[0], a[1], a[2], rows)
+			},
+		})
+		out = append(out, weightnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				weightnormRunWeightNorm4096(weightnormNeonForced(true, weightnormNeonWeightNorm4096, weightnormNeonWeightNorm4096STP), a[0], a[1], a[2], rows)
 			},
 		})
 	case kernel == "WeightNorm" && anySize:
@@ -36,9 +63,60 @@ func weightnormAsmImpls(kernel string, h int, anySize bool, eps float32) []weigh
 			asm:  true,
 			name: "neon",
 			run: func(a [][]float32, rows int) {
-				weightnormRunWeightNormAny(weightnormNeonWeightNormAny, a[0], a[1], a[2], rows, h)
+				weightnormRunWeightNormAny(weightnormNeonForced(false, weightnormNeonWeightNormAny, weightnormNeonWeightNormAnySTP), a[0], a[1], a[2], rows, h)
+			},
+		})
+		out = append(out, weightnormImpl{
+			asm:  true,
+			name: "neon-stp",
+			run: func(a [][]float32, rows int) {
+				weightnormRunWeightNormAny(weightnormNeonForced(true, weightnormNeonWeightNormAny, weightnormNeonWeightNormAnySTP), a[0], a[1], a[2], rows, h)
 			},
 		})
 	}
 	return out
+}
+
+// neonForced is neonForm with the form forced to stp; it panics, failing the
+// test that runs it, unless that is the form it returns.
+func weightnormNeonForced[F any](stp bool, first, pairs F) F {
+	f, want := weightnormNeonForm(stp, first, pairs), first
+	if stp {
+		want = pairs
+	}
+	if reflect.ValueOf(f).Pointer() != reflect.ValueOf(want).Pointer() {
+		panic("neonForm did not return the forced store form")
+	}
+	return f
+}
+
+// TestNeonStoreForm checks the part numbers that get the STP forms (N1,
+// A76, A78, N2, V1, V2, qemu's max, another implementer) and the choice
+// on this core.
+func TestWeightnormNeonStoreForm(t *testing.T) {
+	for midr, want := range map[uint64]bool{
+		0x410fd410: false,
+		0x410fd490: true,
+		0x410fd4f0: true,
+		0x411fd401: true,
+		0x414fd0b1: false,
+		0x414fd0c1: false,
+		0x4e0fd490: false,
+		0xf0510:    false,
+	} {
+		if weightnormNeonPairsCore(midr) != want {
+			t.Errorf("neonPairsCore(%#x) = %v, want %v", midr, !want, want)
+		}
+	}
+	if !cpu.ARM64.HasCPUID {
+		if weightnormNeonSTP {
+			t.Error("neonSTP set without HWCAP_CPUID")
+		}
+		return
+	}
+	midr := weightnormNeonMIDR()
+	t.Logf("MIDR_EL1 %#x: STP forms %v", midr, weightnormNeonSTP)
+	if weightnormNeonSTP != weightnormNeonPairsCore(midr) {
+		t.Errorf("neonSTP = %v on MIDR %#x", weightnormNeonSTP, midr)
+	}
 }

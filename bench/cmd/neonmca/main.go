@@ -83,7 +83,8 @@ type function struct {
 	pkg, name string
 	insns     []insn
 	loops     []*loop
-	h         int // fixed row length, 0 for Any and tensor kernels
+	h         int  // fixed row length, 0 for Any and tensor kernels
+	pairs     bool // has an STP form, merged in (mergeForms)
 }
 
 type insn struct {
@@ -104,6 +105,7 @@ type loop struct {
 	scalar     bool // no vector memory access: a tail, not rated
 	key        string
 	res        map[string]*estimate
+	pairs      bool // the STP form's figures on N2, V1 and V2 (mergeForms)
 }
 
 // estimate is one loop on one model, in cycles per iteration.
@@ -173,6 +175,9 @@ func run(t *tools, root string) (string, int, error) {
 		return "", 0, err
 	}
 	if err := t.simulate(loops, fwd); err != nil {
+		return "", 0, err
+	}
+	if fns, loops, err = mergeForms(fns); err != nil {
 		return "", 0, err
 	}
 	ver, err := t.cmd(nil, t.mca, "--version")

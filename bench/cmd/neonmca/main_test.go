@@ -224,3 +224,55 @@ func TestOneBuild(t *testing.T) {
 		t.Errorf("oneBuild with a tie = %q, want ld1/st1", form)
 	}
 }
+
+// TestMergeForms: an STP form's loops give its function the N2/V1/V2
+// figures, N1 keeps the first form's, identical loops elsewhere keep
+// theirs, and the STP form leaves the lists.
+func TestMergeForms(t *testing.T) {
+	est := func(v float64) *estimate { return &estimate{fwd: v, raw: v, floor: v} }
+	shared := map[string]*estimate{}
+	for _, c := range cpus {
+		shared[c.name] = est(4)
+	}
+	first := &function{pkg: "p", name: "K8"}
+	other := &function{pkg: "p", name: "L8"}
+	stp := &function{pkg: "p", name: "K8" + pairsSuffix}
+	first.loops = []*loop{{fn: first, label: "pass1main", el: 16, key: "st1", res: shared}}
+	other.loops = []*loop{{fn: other, label: "pass1main", el: 16, key: "st1", res: shared}}
+	sres := map[string]*estimate{}
+	for _, c := range cpus {
+		sres[c.name] = est(3)
+	}
+	stp.loops = []*loop{{fn: stp, label: "pass1main", el: 16, key: "stp", res: sres}}
+	fns, loops, err := mergeForms([]*function{first, stp, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) != 2 || fns[0] != first || fns[1] != other || len(loops) != 2 {
+		t.Fatalf("functions %v, %d loops; want K8, L8 and 2", fns, len(loops))
+	}
+	l := first.loops[0]
+	if !first.pairs || !l.pairs {
+		t.Error("K8 or its loop not marked as having an STP form")
+	}
+	for _, c := range cpus {
+		want := 4.0
+		if pairsCPUs[c.name] {
+			want = 3
+		}
+		if l.res[c.name].fwd != want {
+			t.Errorf("K8 on %s: %v, want %v", c.name, l.res[c.name].fwd, want)
+		}
+		if other.loops[0].res[c.name].fwd != 4 {
+			t.Errorf("L8 on %s changed to %v", c.name, other.loops[0].res[c.name].fwd)
+		}
+	}
+	if l.key == other.loops[0].key {
+		t.Error("K8's merged loop groups with L8's first-form loop")
+	}
+	stp.loops[0].label = "pass2main"
+	first.loops[0].res = shared
+	if _, _, err := mergeForms([]*function{first, stp}); err == nil {
+		t.Error("loops of different labels merged")
+	}
+}

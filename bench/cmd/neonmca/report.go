@@ -140,6 +140,9 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 	p("  that figure is the estimate, and the unforwarded one follows in brackets where it differs.\n")
 	p("- Whole row: the sum of a fixed-size row kernel's loops per element, each a pass over the row;\n")
 	p("  the code between passes (horizontal sums, square root, guard: tens of cycles a row) is left out.\n")
+	p("- Store forms: a function whose STP form (`...%s`) the generated dispatch runs on N2, V1 and V2\n", pairsSuffix)
+	p("  (by MIDR_EL1) is listed once, its N1 column from its first form, the others from the STP form\n")
+	p("  (`%s`).\n", pairsNote)
 	p("- Target: every vector loop and row within %.2fx of its floor on every model. Scalar tail loops\n", target)
 	p("  (at most 3 elements a row) are listed but not rated.\n\n")
 
@@ -157,7 +160,11 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 		if !rowKernel(fn) {
 			continue
 		}
-		p("| %s.%s |", fn.pkg, fn.name)
+		name := fn.name
+		if fn.pairs {
+			name += " (" + pairsNote + ")"
+		}
+		p("| %s.%s |", fn.pkg, name)
 		for _, c := range cpus {
 			gen, raw, floor := rowCost(fn, c.name)
 			p(" %s |", cell(gen, raw, floor))
@@ -202,6 +209,9 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 		if l.scalar {
 			label += " (tail)"
 		}
+		if l.pairs {
+			label += " (" + pairsNote + ")"
+		}
 		p("| %s | %s | %s | %d | %d |", l.fn.pkg, strings.Join(g.names, ", "), label, len(l.body), l.el)
 		for _, c := range cpus {
 			e := l.res[c.name]
@@ -218,7 +228,8 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 	p("The floors take each model's fastest form, and the models disagree on stores: LLVM's N1 model\n")
 	p("charges `stp q` two load/store-pipe slots per register, `st1` one; N2/V1/V2 charge `stp q` half\n")
 	p("a store-address slot per register, `st1` one. One arm64 build runs on all four cores, so it can\n")
-	p("take one form only. Here, for every loop that stores two registers or more, two iterations' floor\n")
+	p("take one form only, except where the function has an STP form for N2, V1 and V2 (`%s`;\n", pairsNote)
+	p("not listed here). Here, for every loop that stores two registers or more, two iterations' floor\n")
 	p("bodies store some register pairs by `stp q` and the rest by `st1` (`ld1/stp 3 of 8`: 3 of the 8\n")
 	p("pairs by STP), every mix simulated on every model; the best single form (pure or mixed) is the one\n")
 	p("whose worst ratio to the models' floors is least, and that ratio is the bound one build can\n")
@@ -234,7 +245,7 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 	}
 	p("--:|--:|\n")
 	for _, fn := range fns {
-		if !rowKernel(fn) {
+		if !rowKernel(fn) || fn.pairs {
 			continue
 		}
 		cost, bound := rowOneBuild(fn)
@@ -252,7 +263,7 @@ func report(fns []*function, loops []*loop, chain map[string]float64, version st
 	}
 	for _, g := range groups {
 		l := g.l
-		if l.scalar {
+		if l.scalar || l.pairs {
 			continue
 		}
 		form, bound, cost := oneBuild(l)

@@ -55,7 +55,7 @@ func TestAccuracy(t *testing.T) {
 			f.Name(), means[i], eps[i], strings.Join(names, ", "), f.Name(), strings.Join(args, ", "))
 	}
 	table.WriteString("}\n")
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,16 +45,46 @@ import (
 )
 
 // Generate returns a Go arm64 assembly file holding one TEXT symbol per
-// function, in the order given: header verbatim, the !purego build
-// constraint, textflag.h, then the functions. Every f must be target.NEON.
+// function, in the order given, each followed by its STP form where that
+// gains (storeform.go): header verbatim, the !purego build constraint,
+// textflag.h, then the functions, and MIDRFunc after them when some
+// function has an STP form. Every f must be target.NEON.
 func Generate(header string, funcs []target.Func) ([]byte, error) {
+	return generate(header, funcs, bothForms)
+}
+
+// forms selects what generate writes of each function.
+type forms int
+
+const (
+	bothForms forms = iota // the first form, then the STP form where it gains
+	firstForm              // the first form only
+	pairsForm              // the STP form only, under the function's own name
+)
+
+func generate(header string, funcs []target.Func, which forms) ([]byte, error) {
 	file := arm64asm.NewFile(header, "!purego")
+	midr := false
 	for _, tf := range funcs {
-		fn, err := lowerFunc(tf)
+		fn, gain, err := lowerFunc(tf, which == pairsForm)
 		if err != nil {
 			return nil, err
 		}
+		if which == pairsForm {
+			fn.Name = tf.Name()
+		}
 		file.Add(fn)
+		if !gain || which != bothForms {
+			continue
+		}
+		if fn, _, err = lowerFunc(tf, true); err != nil {
+			return nil, err
+		}
+		file.Add(fn)
+		midr = true
+	}
+	if midr {
+		file.Add(midrFunc())
 	}
 	return file.Bytes()
 }
@@ -92,46 +122,50 @@ type attempt struct {
 	hoist bool // guard bounds in registers for the whole function
 }
 
-func lowerFunc(tf target.Func) (*arm64asm.Func, error) {
+// lowerFunc lowers tf, in the STP form when pairs (storeform.go), and
+// reports whether its STP form gains on some core.
+func lowerFunc(tf target.Func, pairs bool) (*arm64asm.Func, bool, error) {
 	if tf.Kernel == nil {
-		return nil, errors.New("arm64: function without a kernel")
+		return nil, false, errors.New("arm64: function without a kernel")
 	}
 	if tf.ISA != target.NEON {
-		return nil, fmt.Errorf("arm64: %s: ISA %s, want %s", tf.Name(), tf.ISA, target.NEON)
+		return nil, false, fmt.Errorf("arm64: %s: ISA %s, want %s", tf.Name(), tf.ISA, target.NEON)
 	}
 	if tf.H < 0 {
-		return nil, fmt.Errorf("arm64: %s: negative H %d", tf.Name(), tf.H)
+		return nil, false, fmt.Errorf("arm64: %s: negative H %d", tf.Name(), tf.H)
 	}
 	if tf.NT {
-		return nil, fmt.Errorf("arm64: %s: NEON has no non-temporal variant (target.NonTemporal)", tf.Name())
+		return nil, false, fmt.Errorf("arm64: %s: NEON has no non-temporal variant (target.NonTemporal)", tf.Name())
 	}
 	if err := ir.Check(tf.Kernel); err != nil {
-		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+		return nil, false, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
 	}
 	for _, a := range tf.Kernel.Arrays {
 		if !argName(a.Name) {
-			return nil, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and the shape arguments", tf.Name(), a.Name)
+			return nil, false, fmt.Errorf("arm64: %s: array %q cannot name an assembly argument; use a lowercase Go identifier other than g, rows and the shape arguments", tf.Name(), a.Name)
 		}
 	}
 	if e := target.KernelElem(tf.Kernel); e != ir.F32 {
 		if _, ok := target.NEON.Storage(e); !ok {
-			return nil, fmt.Errorf("arm64: %s: no NEON lowering of %v storage", tf.Name(), e)
+			return nil, false, fmt.Errorf("arm64: %s: no NEON lowering of %v storage", tf.Name(), e)
 		}
 	}
 	if tf.Kernel.Layout == ir.Segments && tf.H != 0 {
-		return nil, fmt.Errorf("arm64: %s: a Segments kernel takes its shape at run time (H must be 0, got %d)", tf.Name(), tf.H)
+		return nil, false, fmt.Errorf("arm64: %s: a Segments kernel takes its shape at run time (H must be 0, got %d)", tf.Name(), tf.H)
 	}
 	tries := attempts(tf)
+	var last *lowering
 	fn, err := pass.Retry(0, func(i int) (*arm64asm.Func, error) {
-		return newLowering(tf, tries[i].u, tries[i].hoist).function()
+		last = newLowering(tf, tries[i].u, tries[i].hoist, pairs)
+		return last.function()
 	}, func(i int, _ *arm64asm.Func) (int, bool) { return i + 1, i+1 < len(tries) })
 	switch {
 	case errors.Is(err, errPressure):
-		return nil, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
+		return nil, false, fmt.Errorf("arm64: %s: %w even without unrolling", tf.Name(), errPressure)
 	case err != nil:
-		return nil, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
+		return nil, false, fmt.Errorf("arm64: %s: %w", tf.Name(), err)
 	}
-	return fn, nil
+	return fn, last.gain, nil
 }
 
 // attempts lists the configurations of tf's lowering, best first: each
@@ -181,6 +215,8 @@ type lowering struct {
 	h     int  // fixed row length, 0 when taken at run time
 	u     int  // vectors per main-loop iteration
 	hoist bool // guard bounds in registers for the whole function
+	pairs bool // the STP form: every register pair of a main loop's float32 stores by STP
+	gain  bool // a main loop's STP form is faster on some core (storeform.go)
 	fn    *arm64asm.Func
 
 	gpUsed   map[arm64asm.Reg]bool
@@ -214,18 +250,22 @@ type lowering struct {
 // exit is the label of the code that stores the rows completed and returns.
 const exit = arm64asm.Label("done")
 
-func newLowering(tf target.Func, u int, hoist bool) *lowering {
+func newLowering(tf target.Func, u int, hoist, pairs bool) *lowering {
 	k := tf.Kernel
 	sReg := make([]arm64asm.VReg, k.NumScalars)
 	for i := range sReg {
 		sReg[i] = noReg
 	}
+	name := tf.Name()
+	if pairs {
+		name += PairsSuffix
+	}
 	return &lowering{
-		k: k, h: tf.H, u: u, hoist: hoist,
+		k: k, h: tf.H, u: u, hoist: hoist, pairs: pairs,
 		// The arguments, then the int result.
 		// A float32 argument takes a word of its own: the result that
 		// follows is aligned to 8.
-		fn:     arm64asm.NewFunc(tf.Name(), 8*len(k.Arrays)+8+8*len(target.ShapeArgs(k.Layout, tf.H))+8*len(k.Args)+8),
+		fn:     arm64asm.NewFunc(name, 8*len(k.Arrays)+8+8*len(target.ShapeArgs(k.Layout, tf.H))+8*len(k.Args)+8),
 		shape:  map[string]arm64asm.Param{},
 		gpUsed: map[arm64asm.Reg]bool{},
 		sReg:   sReg,
@@ -262,6 +302,9 @@ func (l *lowering) function() (*arm64asm.Func, error) {
 			}
 		}
 		fn.Doc = []string{fmt.Sprintf("%s is %s for H=%s on NEON, %s: %s.", fn.Name, k.Name, size, per, k.Doc)}
+	}
+	if l.pairs {
+		fn.Doc = append(fn.Doc, "Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.")
 	}
 
 	// Arguments, in AsmSignature order.

@@ -102,7 +102,7 @@ func TestExecute(t *testing.T) {
 	}
 	tg := neon(t)
 	funcs := testFuncs(testKernels(t))
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}

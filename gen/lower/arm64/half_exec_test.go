@@ -48,7 +48,7 @@ func TestExecuteHalf(t *testing.T) {
 		}
 	}
 	funcs := append(copies, kernels...)
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestExecuteHalfLayouts(t *testing.T) {
 	} {
 		funcs = append(funcs, target.Func{Kernel: k, ISA: target.NEON})
 	}
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,7 +197,7 @@ func TestExecuteLayouts(t *testing.T) {
 	}
 	tg := neon(t)
 	funcs := layoutFuncs(t)
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,11 +233,11 @@ func TestExecuteLayouts(t *testing.T) {
 // Segments kernel with a fixed H is refused.
 func TestLayoutsGenerate(t *testing.T) {
 	funcs := layoutFuncs(t)
-	a, err := Generate(header, funcs)
+	a, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Generate(header, layoutFuncs(t))
+	b, err := generate(header, layoutFuncs(t), firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}

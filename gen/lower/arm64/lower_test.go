@@ -32,7 +32,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestFileLayout(t *testing.T) {
 	funcs := testFuncs(testKernels(t))
-	out, err := Generate(header, funcs)
+	out, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func guardBlocks(s string) [][]string {
 func TestGuardCode(t *testing.T) {
 	gen := func(k *ir.Kernel, h int) string {
 		t.Helper()
-		out, err := Generate(header, []target.Func{{Kernel: k, H: h, ISA: target.NEON}})
+		out, err := generate(header, []target.Func{{Kernel: k, H: h, ISA: target.NEON}}, firstForm)
 		if err != nil {
 			t.Fatal(err)
 		}

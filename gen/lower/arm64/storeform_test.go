@@ -2,9 +2,11 @@ package arm64
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/normgen/normgen/gen/lower/lowertest"
 	"github.com/normgen/normgen/gen/target"
 )
 
@@ -21,7 +23,7 @@ func TestStorePairs(t *testing.T) {
 			funcs = append(funcs, target.Func{Kernel: k, H: h, ISA: target.NEON})
 		}
 	}
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,4 +84,120 @@ func TestStorePairs(t *testing.T) {
 	if stpLoops == 0 || st1Loops == 0 {
 		t.Errorf("the kernels cover %d loops storing by STP q and %d by ST1 only; want both", stpLoops, st1Loops)
 	}
+}
+
+// TestPairsForms checks Generate's STP forms: a function has one exactly
+// when StoreForms says so, right after it with its frame, every float32
+// store of its main loops by STP q (each loop stores the registers its
+// first form stores), and the file then ends with MIDRFunc, once.
+func TestPairsForms(t *testing.T) {
+	funcs := testFuncs(testKernels(t))
+	asm, err := Generate(header, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(asm)
+	text := regexp.MustCompile(`(?m)^TEXT ·(\w+)\(SB\), NOSPLIT, (\$0-\d+)$`)
+	frames := map[string]string{}
+	var order []string
+	for _, m := range text.FindAllStringSubmatch(s, -1) {
+		frames[m[1]] = m[2]
+		order = append(order, m[1])
+	}
+	loopRe := regexp.MustCompile(`(?s)\n(pass\d+(?:main|iter)):\n(.*?)\n\tBNE\t(pass\d+(?:main|iter))\n`)
+	stored := func(body string) (st1, pairs int) {
+		for _, ln := range strings.Split(body, "\n") {
+			f := strings.Fields(ln)
+			switch {
+			case len(f) == 0:
+			case f[0] == "VST1.P" && strings.Contains(ln, ".S4"):
+				st1 += strings.Count(ln, ".S4")
+			case f[0] == "FSTPQ":
+				pairs++
+			}
+		}
+		return st1, pairs
+	}
+	with, without := 0, 0
+	for _, f := range funcs {
+		gain, err := StoreForms(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, stp := f.Name(), f.Name()+PairsSuffix
+		_, has := frames[stp]
+		if has != gain {
+			t.Errorf("%s: STP form in the file %v, StoreForms %v", name, has, gain)
+			continue
+		}
+		if !gain {
+			without++
+			continue
+		}
+		with++
+		if frames[stp] != frames[name] {
+			t.Errorf("%s: frame %s, its first form's %s", stp, frames[stp], frames[name])
+		}
+		if i := slices.Index(order, name); i+1 >= len(order) || order[i+1] != stp {
+			t.Errorf("%s does not follow %s", stp, name)
+		}
+		first := loopRe.FindAllStringSubmatch(funcText(s, name), -1)
+		second := loopRe.FindAllStringSubmatch(funcText(s, stp), -1)
+		if len(first) != len(second) {
+			t.Errorf("%s: %d main loops, its first form %d", stp, len(second), len(first))
+			continue
+		}
+		gained := false
+		for i := range first {
+			st1, pairs := stored(second[i][2])
+			a, b := stored(first[i][2])
+			if st1 != 0 || 2*pairs != a+2*b {
+				t.Errorf("%s %s: %d registers by ST1 and %d STP pairs, want none and %d pairs:\n%s", stp, second[i][1], st1, pairs, (a+2*b)/2, second[i][2])
+			}
+			gained = gained || pairs > b
+		}
+		if !gained {
+			t.Errorf("%s: no loop stores more pairs than %s", stp, name)
+		}
+	}
+	if with == 0 || without == 0 {
+		t.Errorf("%d test functions with an STP form, %d without; want both", with, without)
+	}
+	if n := strings.Count(s, "TEXT ·"+MIDRFunc+"(SB)"); n != 1 || order[len(order)-1] != MIDRFunc {
+		t.Errorf("%d %s functions, the last function %s; want one, last", n, MIDRFunc, order[len(order)-1])
+	}
+	if !strings.Contains(funcText(s, MIDRFunc), "MRS\tMIDR_EL1, R0") {
+		t.Errorf("%s does not read MIDR_EL1:\n%s", MIDRFunc, funcText(s, MIDRFunc))
+	}
+}
+
+// TestExecutePairs runs the kit's Rows cases on the STP forms of the test
+// kernels that have one, as TestExecute runs their first forms.
+func TestExecutePairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and emulates an arm64 package")
+	}
+	tg := neon(t)
+	var funcs []target.Func
+	for _, f := range testFuncs(testKernels(t)) {
+		if ok, err := StoreForms(f); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			funcs = append(funcs, f)
+		}
+	}
+	if len(funcs) == 0 {
+		t.Fatal("no test kernel has an STP form")
+	}
+	asm, err := generate(header, funcs, pairsForm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(asm), "FSTPQ") {
+		t.Fatal("the STP forms store nothing by STP")
+	}
+	suite := lowertest.RowSuite{Sizes: testSizes, Rows: testRows, LongKernels: longKernels, LongSizes: longSizes, LongRows: longCounts,
+		InPlaceRows: []int{2}, KindSizes: []int{1, 17, 100}, KindFixed: true}
+	cases, _ := suite.Cases(t, funcs)
+	tg.Execute(t, asm, funcs, cases)
 }

@@ -29,7 +29,7 @@ func TestChunked(t *testing.T) {
 			funcs = append(funcs, f)
 		}
 	}
-	asm, err := Generate(header, funcs)
+	asm, err := generate(header, funcs, firstForm)
 	if err != nil {
 		t.Fatal(err)
 	}
