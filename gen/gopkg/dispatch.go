@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/gen/lower/amd64"
 	"github.com/normgen/normgen/gen/lower/golang"
 	"github.com/normgen/normgen/gen/target"
 )
@@ -332,7 +333,12 @@ func dispatchFunc(k Kernel, e target.Entry) jen.Code {
 		if !nt.NT {
 			return runOne(plain)
 		}
-		return jen.If(jen.Id("rows").Op("*").Id("rowOutBytes").Op(">=").Id(ntMinBytes)).Block(
+		cond := jen.Id("rows").Op("*").Id("rowOutBytes").Op(">=").Id(ntMinBytes)
+		for _, f := range amd64.BodyFeatures(nt) {
+			// A body of another ISA's instructions: its features too.
+			cond.Op("&&").Add(featureExpr(f))
+		}
+		return jen.If(cond).Block(
 			jen.Comment("Outputs larger than the caches keep: streaming stores."),
 			runOne(nt),
 		).Else().Block(runOne(plain))

@@ -49,6 +49,16 @@ func streamingDesc(f target.Func) *target.Desc {
 	return &n
 }
 
+// BodyFeatures is what f's body needs beyond f.ISA's own features: AVX2
+// and FMA (VEX forms) for an NT variant lowered with the AVX2 descriptor
+// (streamingDesc), else nil. The dispatch checks them before calling it.
+func BodyFeatures(f target.Func) []target.Feature {
+	if streamingDesc(f) == nil {
+		return nil
+	}
+	return target.AVX2.Desc().Features
+}
+
 // lineBytes is the cache line size.
 const lineBytes = 64
 
