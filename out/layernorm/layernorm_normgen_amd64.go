@@ -244,7 +244,7 @@ func layernormImplLayerNorm4096(dst, x, gamma, beta []float32, rows int) {
 	const rowOutBytes = 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*rowOutBytes >= layernormNtMinBytes {
+		if rows*rowOutBytes >= layernormNtMinBytes && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm4096(layernormAvx512LayerNorm4096NT, dst, x, gamma, beta, rows)
 		} else {
@@ -277,7 +277,7 @@ func layernormImplLayerNorm8192(dst, x, gamma, beta []float32, rows int) {
 	const rowOutBytes = 8192 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*rowOutBytes >= layernormNtMinBytes {
+		if rows*rowOutBytes >= layernormNtMinBytes && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNorm8192(layernormAvx512LayerNorm8192NT, dst, x, gamma, beta, rows)
 		} else {
@@ -386,7 +386,7 @@ func layernormImplAddLayerNorm4096(dst, sum, x, f, gamma, beta []float32, rows i
 	const rowOutBytes = 2 * 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*rowOutBytes >= layernormNtMinBytes {
+		if rows*rowOutBytes >= layernormNtMinBytes && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunAddLayerNorm4096Streaming(layernormAvx512AddLayerNorm4096NT, dst, sum, x, f, gamma, beta, rows)
 		} else {
@@ -505,7 +505,7 @@ func layernormImplLayerNormStats4096(dst, mean, rstd, x, gamma, beta []float32, 
 	const rowOutBytes = 4096 * 4
 	switch {
 	case layernormHasAVX512:
-		if rows*rowOutBytes >= layernormNtMinBytes {
+		if rows*rowOutBytes >= layernormNtMinBytes && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 			// Outputs larger than the caches keep: streaming stores.
 			layernormRunLayerNormStats4096(layernormAvx512LayerNormStats4096NT, dst, mean, rstd, x, gamma, beta, rows)
 		} else {

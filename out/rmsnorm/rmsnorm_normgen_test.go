@@ -1022,6 +1022,56 @@ func TestRmsnormEquivalence(t *testing.T) {
 	}
 }
 
+// TestStoreFormsSameBits runs each NEON kernel that has an STP form in
+// both forms (neon, neon-stp), which differ in their stores only, on the
+// same inputs and requires the same bits in every array. (The NT forms
+// need not: they sweep rows one by one, the plain ones in blocks.)
+func TestRmsnormStoreFormsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pairs := 0
+	for _, k := range rmsnormKernels {
+		for _, tc := range k.cases() {
+			h := tc.h
+			ims := rmsnormAsmImpls(k.name, h, tc.anySize, float32(k.eps))
+			for _, second := range ims {
+				isa, form, ok := strings.Cut(second.name, "-")
+				if !ok || form != "stp" {
+					continue
+				}
+				for _, first := range ims {
+					if first.name != isa {
+						continue
+					}
+					pairs++
+					for fi, fam := range k.families() {
+						if testing.Short() && !rmsnormShortFamilies[fam.name] && fi < len(rmsnormFamilies) {
+							continue
+						}
+						for _, rows := range []int{1, 3} {
+							in := k.newArgs(rows, h, rng)
+							k.fill(in, fam, rows, h, rng)
+							a, b := in.clone(), in.clone()
+							first.run(a.a, rows)
+							second.run(b.a, rows)
+							for ai, arr := range a.a {
+								for i, v := range arr {
+									if w := b.a[ai][i]; math.Float32bits(v) != math.Float32bits(w) {
+										t.Fatalf("%s %s and its %s form, rows=%d family=%s: %s[%d] = %v and %v", tc.label, isa, form, rows, fam.name, k.arrays[ai], i, v, w)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Skip("no kernel in an STP form on this CPU")
+	}
+	t.Logf("%d kernels in both store forms", pairs)
+}
+
 // longFamily fills the rows of a long-row test: value(rng, i, pos) is
 // element i of a row whose one special position is pos (drawn per row).
 type rmsnormLongFamily struct {
