@@ -227,6 +227,9 @@ type Shape struct {
 	Storage string
 	// Tolerance replaces the package's Tolerance when not 0.
 	Tolerance float64
+	// RowsNote says why Rows differs from what the size asked for (shown
+	// with the shape); empty when it does not.
+	RowsNote string
 }
 
 func (s Shape) inputs() []string {
@@ -320,12 +323,26 @@ func (s Shape) Label() string {
 func (s Shape) Bytes() int64 { return 2 * s.XBytes() * int64(s.copies()) }
 
 func (s Shape) String() string {
+	if s.RowsNote != "" {
+		return fmt.Sprintf("%s H=%d %s (%d rows, %s; %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(s.XBytes()), s.RowsNote)
+	}
 	return fmt.Sprintf("%s H=%d %s (%d rows, %s)", s.Label(), s.H, s.Level, s.Rows, sizeString(s.XBytes()))
 }
 
+// MinBatchRows is the fewest rows (the batch N) of a BatchNorm shape over
+// [N, C]: training BatchNorm of one value per channel has no variance,
+// and implementations reject it (as PyTorch raises), so a size that would
+// give one row gets MinBatchRows, with BatchRowsNote.
+const MinBatchRows = 2
+
+// BatchRowsNote is the RowsNote of a BatchNorm shape raised to
+// MinBatchRows rows.
+const BatchRowsNote = "at least 2 rows: training BatchNorm of 1 row is rejected by design"
+
 // Shapes returns, for every op and h (BatchNorm: C), one shape with x of about l2Bytes
 // (level L2) and one with x of about dramBytes (level DRAM). A zero size
-// leaves that level out.
+// leaves that level out. A BatchNorm shape has at least MinBatchRows rows
+// (x then larger than asked).
 func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
 	var out []Shape
 	for _, op := range ops {
@@ -338,7 +355,14 @@ func Shapes(ops []Op, hs []int, l2Bytes, dramBytes int64) []Shape {
 				continue
 			}
 			for _, h := range hs {
-				out = append(out, OpShape(op, h, rowsFor(size, h), level))
+				rows := rowsFor(size, h)
+				if op == BatchNorm && rows < MinBatchRows {
+					s := OpShape(op, h, MinBatchRows, level)
+					s.RowsNote = BatchRowsNote
+					out = append(out, s)
+					continue
+				}
+				out = append(out, OpShape(op, h, rows, level))
 			}
 		}
 	}

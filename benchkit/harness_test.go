@@ -368,3 +368,51 @@ func TestHalfShape(t *testing.T) {
 		t.Errorf("status %v, bytes %d", r[1].Status, s.Bytes())
 	}
 }
+
+// A size that gives BatchNorm one row gets MinBatchRows, said in the
+// shape and the report; other ops keep one row.
+func TestShapesBatchNormRows(t *testing.T) {
+	s := Shapes([]Op{BatchNorm, LayerNorm}, []int{768, 4096, 8192}, 16<<10, 0)
+	if len(s) != 6 {
+		t.Fatalf("%d shapes", len(s))
+	}
+	for i, want := range []int{5, 2, 2, 5, 1, 1} {
+		if s[i].Rows != want {
+			t.Errorf("%v: %d rows, want %d", s[i], s[i].Rows, want)
+		}
+		if raised := s[i].RowsNote != ""; raised != (s[i].Op == BatchNorm && want == MinBatchRows) {
+			t.Errorf("%v: note %q", s[i], s[i].RowsNote)
+		}
+	}
+	if !strings.Contains(s[1].String(), BatchRowsNote) {
+		t.Errorf("%q lacks the note", s[1].String())
+	}
+	// A kernel that rejects one row, as the generated ones do, is timed.
+	h := 64
+	impls := []Impl{{Name: "ref64", About: "float64 reference", Prepare: func(s Shape) (Func, string) {
+		f := good(s.Op, s.H)
+		return func(dst, x, gamma, beta []float32) {
+			if len(x) < 2*h {
+				panic("one row")
+			}
+			f(dst, x, gamma, beta)
+		}, ""
+	}}}
+	cfg := Config{Budget: 5 * time.Millisecond, MinRounds: 3, MaxRounds: 10, Sample: 10 * time.Microsecond, LLCBytes: 1 << 16, Log: io.Discard}
+	rep := Run(cfg, Shapes([]Op{BatchNorm}, []int{h}, 4*int64(h), 0), impls)
+	if len(rep.Shapes) != 1 || rep.Shapes[0].Shape.Rows != 2 || rep.Shapes[0].Results[1].Status != OK {
+		t.Fatalf("%+v", rep.Shapes)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| BatchNorm | 64 | L2 512 B (N = 2) |", "2 rows: " + BatchRowsNote} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "WRONG") {
+		t.Errorf("markdown reports WRONG:\n%s", md.String())
+	}
+}

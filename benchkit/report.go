@@ -120,7 +120,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		best := sr.best()
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(s.XBytes()), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1f |", s.Label(), s.H, s.dataCell(), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			cell := r.cell(func(r Result) string {
 				return fmt.Sprintf("%.2fx (%.2f-%.2f)", r.Ratio.Median, r.Ratio.P25, r.Ratio.P75)
@@ -136,7 +136,7 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	header("copy")
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
-		fmt.Fprintf(&b, "| %s | %d | %s %s | %.1f |", s.Label(), s.H, s.Level, sizeString(s.XBytes()), sr.Results[0].GBps(s))
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1f |", s.Label(), s.H, s.dataCell(), sr.Results[0].GBps(s))
 		for _, r := range sr.Results[1:] {
 			fmt.Fprintf(&b, " %s |", r.cell(func(r Result) string { return fmt.Sprintf("%.1f", r.GBps(s)) }))
 		}
@@ -148,6 +148,9 @@ func (rep *Report) WriteMarkdown(w io.Writer, plotFile string) error {
 	for _, sr := range rep.Shapes {
 		s := sr.Shape
 		fmt.Fprintf(&b, "### %s H=%d, %s: %d rows (x %s)\n\n", s.Label(), s.H, s.Level, s.Rows, sizeString(s.XBytes()))
+		if s.RowsNote != "" {
+			fmt.Fprintf(&b, "%d rows: %s.\n\n", s.Rows, s.RowsNote)
+		}
 		fmt.Fprintf(&b, "%d rounds; %d buffer set(s) cycled; timed by %s; the benchmark thread was on the CPU %.0f%% of the wall time.\n\n", sr.Rounds, sr.Sets, sr.Clock, 100*sr.OnCPU)
 		b.WriteString("| implementation | ratio median | p25 | p75 | min | max | time/call | GB/s | max rel. error |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, r := range sr.Results {
@@ -200,4 +203,13 @@ func nsString(ns float64) string {
 		return fmt.Sprintf("%.2f µs", ns/1e3)
 	}
 	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// dataCell is the tables' data column: the level and x's size, and the
+// rows when RowsNote says they were raised.
+func (s Shape) dataCell() string {
+	if s.RowsNote != "" {
+		return fmt.Sprintf("%s %s (N = %d)", s.Level, sizeString(s.XBytes()), s.Rows)
+	}
+	return fmt.Sprintf("%s %s", s.Level, sizeString(s.XBytes()))
 }

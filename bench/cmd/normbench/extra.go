@@ -32,7 +32,11 @@ func extraShapes(ops []string, sizes []int, l2, dram int64, ncl string, parseNCL
 				case peers.RMSNormBackward:
 					out = append(out, peers.BackwardShape(benchkit.RMSNorm, h, rows, lv.level))
 				case peers.BatchNormBackward:
-					out = append(out, peers.BackwardShape(benchkit.BatchNorm, h, max(rows, 2), lv.level))
+					s := peers.BackwardShape(benchkit.BatchNorm, h, max(rows, benchkit.MinBatchRows), lv.level)
+					if rows < benchkit.MinBatchRows {
+						s.RowsNote = benchkit.BatchRowsNote
+					}
+					out = append(out, s)
 				default:
 					st, op, ok := peers.ParseHalf(name)
 					if !ok {
