@@ -96,7 +96,7 @@ const (
 //
 // At C = 768 from memory (the backward over 32 MiB, N = 10922) the second
 // pass re-reads a group's 2*N*64*blocks bytes of dy and x. On the same
-// machine that came back from L3 up to about 5.6 MiB (N = 5461: about 1.1x
+// machine that came back from L3 up to about 5.6 MB (N = 5461: about 1.1x
 // the copy, against 1.3-1.45x at N = 10922, where both passes read memory:
 // 5 array passes to the copy's 4). Neither 4, 12 nor 16 blocks, the output
 // pass run backwards or from mid-column, prefetching 0 to 32 elements
