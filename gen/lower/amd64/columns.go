@@ -95,13 +95,13 @@ const (
 // (columnSmallMaxH).
 //
 // At C = 768 from memory (the backward over 32 MiB, N = 10922) the second
-// pass re-reads a group's 2*N*64*blocks bytes of dy and x. On the same
-// machine that came back from L3 up to about 5.6 MB (N = 5461: about 1.1x
-// the copy, against 1.3-1.45x at N = 10922, where both passes read memory:
-// 5 array passes to the copy's 4). Neither 4, 12 nor 16 blocks, the output
-// pass run backwards or from mid-column, prefetching 0 to 32 elements
-// ahead or PREFETCHT1, nor flushing the lines after their last use was
-// faster there (interleaved, under load).
+// pass re-reads a group's 2*N*64*blocks bytes of dy and x: measured on the
+// same machine, with N = 5461 (5.6 MB a group) the kernel was about 1.1x
+// the copy, with N = 10922 1.3-1.45x, both passes then reading memory (5
+// array passes to the copy's 4), and groups of 4 (5.6 MB again) did not
+// win that back. Nor did 12 or 16 blocks, the output pass run backwards or
+// from mid-column, prefetching 0 to 32 elements ahead or PREFETCHT1, or
+// flushing the lines after their last use (interleaved, under load).
 const (
 	columnGroupAVX512      = 8
 	columnGroupAVX512Fixed = 4
