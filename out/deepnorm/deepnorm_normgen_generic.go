@@ -8,12 +8,17 @@ import "math"
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goDeepNormAnyF64.
 func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []float32
+	var prevXRow []float32
+	var prevFRow []float32
+	var prevAlpha float32
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -23,100 +28,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		alphaX0 := alpha * x0
 		f0 := fRow[0]
 		pivot := alphaX0 + f0
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			xBlock := (*[64]float32)(xRow)
-			fBlock := (*[64]float32)(fRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				pivotSum0 += ((alpha*xBlock[j] + fBlock[j]) - pivot) + ((alpha*xBlock[j+4] + fBlock[j+4]) - pivot)
-				pivotSum1 += ((alpha*xBlock[j+1] + fBlock[j+1]) - pivot) + ((alpha*xBlock[j+5] + fBlock[j+5]) - pivot)
-				pivotSum2 += ((alpha*xBlock[j+2] + fBlock[j+2]) - pivot) + ((alpha*xBlock[j+6] + fBlock[j+6]) - pivot)
-				pivotSum3 += ((alpha*xBlock[j+3] + fBlock[j+3]) - pivot) + ((alpha*xBlock[j+7] + fBlock[j+7]) - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
-				devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
-				devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
-				devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				xBlock := (*[64]float32)(xRow[i:])
-				fBlock := (*[64]float32)(fRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
-						devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
-						devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
-						devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						sA := (alpha*xBlock[j] + fBlock[j])
-						sB := (alpha*xBlock[j+1] + fBlock[j+1])
-						sC := (alpha*xBlock[j+2] + fBlock[j+2])
-						sD := (alpha*xBlock[j+3] + fBlock[j+3])
-						devSum0 += sA + sC
-						devSum1 += sB + sD
-						squareSum0 += sA*sA + sC*sC
-						squareSum1 += sB*sB + sD*sD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -128,9 +40,21 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevXRow = prevXRow[:h]
+				prevFRow = prevFRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
+					dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gammaI + betaI)
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevXRow, prevFRow, prevAlpha, prevShift, prevRstd = dstRow, xRow, fRow, alpha, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -138,6 +62,119 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevXRow = prevXRow[:h]
+		prevFRow = prevFRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
+		}
+	}
+}
+
+// goDeepNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of DeepNorm, in one pass: block by block, each around the mean so far, combined in float64.
+func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		xBlock := (*[64]float32)(xRow)
+		fBlock := (*[64]float32)(fRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			pivotSum0 += ((alpha*xBlock[j] + fBlock[j]) - pivot) + ((alpha*xBlock[j+4] + fBlock[j+4]) - pivot)
+			pivotSum1 += ((alpha*xBlock[j+1] + fBlock[j+1]) - pivot) + ((alpha*xBlock[j+5] + fBlock[j+5]) - pivot)
+			pivotSum2 += ((alpha*xBlock[j+2] + fBlock[j+2]) - pivot) + ((alpha*xBlock[j+6] + fBlock[j+6]) - pivot)
+			pivotSum3 += ((alpha*xBlock[j+3] + fBlock[j+3]) - pivot) + ((alpha*xBlock[j+7] + fBlock[j+7]) - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
+			devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
+			devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
+			devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
+					devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
+					devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
+					devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					sA := (alpha*xBlock[j] + fBlock[j])
+					sB := (alpha*xBlock[j+1] + fBlock[j+1])
+					sC := (alpha*xBlock[j+2] + fBlock[j+2])
+					sD := (alpha*xBlock[j+3] + fBlock[j+3])
+					devSum0 += sA + sC
+					devSum1 += sB + sD
+					squareSum0 += sA*sA + sC*sC
+					squareSum1 += sB*sB + sD*sD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goDeepNormAnyF64 is the pure-Go DeepNorm in float64, for the rows whose float32

@@ -8,108 +8,20 @@ import "math"
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goBF16LayerNormAnyF64.
 func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []uint16
+	var prevXRow []uint16
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			xBlock := (*[64]uint16)(xRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
-				pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
-				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
-				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
-				devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
-				devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
-				devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				xBlock := (*[64]uint16)(xRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
-						devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
-						devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
-						devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						xiA := halfnormWidenBF16(xBlock[j])
-						xiB := halfnormWidenBF16(xBlock[j+1])
-						xiC := halfnormWidenBF16(xBlock[j+2])
-						xiD := halfnormWidenBF16(xBlock[j+3])
-						devSum0 += xiA + xiC
-						devSum1 += xiB + xiD
-						squareSum0 += xiA*xiA + xiC*xiC
-						squareSum1 += xiB*xiB + xiD*xiD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					dev := (halfnormWidenBF16(xRow[i]) - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -121,9 +33,20 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevXRow = prevXRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -131,6 +54,116 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 			}
 		}
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevXRow = prevXRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+		}
+	}
+}
+
+// goBF16LayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
+func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		xBlock := (*[64]uint16)(xRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
+			pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
+			pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
+			pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+			devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+			devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+			devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			xBlock := (*[64]uint16)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+					devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+					devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					xiA := halfnormWidenBF16(xBlock[j])
+					xiB := halfnormWidenBF16(xBlock[j+1])
+					xiC := halfnormWidenBF16(xBlock[j+2])
+					xiD := halfnormWidenBF16(xBlock[j+3])
+					devSum0 += xiA + xiC
+					devSum1 += xiB + xiD
+					squareSum0 += xiA*xiA + xiC*xiC
+					squareSum1 += xiB*xiB + xiD*xiD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goBF16LayerNormAnyF64 is the pure-Go BF16LayerNorm in float64, for the rows whose float32
@@ -712,108 +745,20 @@ func halfnormGoBF16GroupNormBackwardParamsAny(dgamma, dbeta []float32, dy, x []u
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goBF16LayerNormTrainAnyF64.
 func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []uint16, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []uint16
+	var prevXRow []uint16
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			xBlock := (*[64]uint16)(xRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
-				pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
-				pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
-				pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
-				devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
-				devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
-				devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				xBlock := (*[64]uint16)(xRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
-						devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
-						devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
-						devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						xiA := halfnormWidenBF16(xBlock[j])
-						xiB := halfnormWidenBF16(xBlock[j+1])
-						xiC := halfnormWidenBF16(xBlock[j+2])
-						xiD := halfnormWidenBF16(xBlock[j+3])
-						devSum0 += xiA + xiC
-						devSum1 += xiB + xiD
-						squareSum0 += xiA*xiA + xiC*xiC
-						squareSum1 += xiB*xiB + xiD*xiD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					dev := (halfnormWidenBF16(xRow[i]) - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := halfnormGoBF16LayerNormTrainAnyMoments(xRow, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -826,9 +771,20 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gamma[i] + beta[i]))
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevXRow = prevXRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -838,6 +794,116 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		means[r] = mean
 		rstds[r] = rstd
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevXRow = prevXRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+		}
+	}
+}
+
+// goBF16LayerNormTrainAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNormTrain, in one pass: block by block, each around the mean so far, combined in float64.
+func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		xBlock := (*[64]uint16)(xRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			pivotSum0 += (halfnormWidenBF16(xBlock[j]) - pivot) + (halfnormWidenBF16(xBlock[j+4]) - pivot)
+			pivotSum1 += (halfnormWidenBF16(xBlock[j+1]) - pivot) + (halfnormWidenBF16(xBlock[j+5]) - pivot)
+			pivotSum2 += (halfnormWidenBF16(xBlock[j+2]) - pivot) + (halfnormWidenBF16(xBlock[j+6]) - pivot)
+			pivotSum3 += (halfnormWidenBF16(xBlock[j+3]) - pivot) + (halfnormWidenBF16(xBlock[j+7]) - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+			devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+			devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+			devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			xBlock := (*[64]uint16)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
+					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
+					devC := (halfnormWidenBF16(xBlock[j+2]) - blockShift)
+					devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					xiA := halfnormWidenBF16(xBlock[j])
+					xiB := halfnormWidenBF16(xBlock[j+1])
+					xiC := halfnormWidenBF16(xBlock[j+2])
+					xiD := halfnormWidenBF16(xBlock[j+3])
+					devSum0 += xiA + xiC
+					devSum1 += xiB + xiD
+					squareSum0 += xiA*xiA + xiC*xiC
+					squareSum1 += xiB*xiB + xiD*xiD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (halfnormWidenBF16(xRow[i]) - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goBF16LayerNormTrainAnyF64 is the pure-Go BF16LayerNormTrain in float64, for the rows whose float32

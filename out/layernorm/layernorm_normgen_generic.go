@@ -8,108 +8,20 @@ import "math"
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goLayerNormAnyF64.
 func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []float32
+	var prevXRow []float32
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			xBlock := (*[64]float32)(xRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
-				pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
-				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
-				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := (xBlock[j] - blockShift)
-				devB := (xBlock[j+1] - blockShift)
-				devC := (xBlock[j+2] - blockShift)
-				devD := (xBlock[j+3] - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				xBlock := (*[64]float32)(xRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						devA := (xBlock[j] - blockShift)
-						devB := (xBlock[j+1] - blockShift)
-						devC := (xBlock[j+2] - blockShift)
-						devD := (xBlock[j+3] - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						xiA := xBlock[j]
-						xiB := xBlock[j+1]
-						xiC := xBlock[j+2]
-						xiD := xBlock[j+3]
-						devSum0 += xiA + xiC
-						devSum1 += xiB + xiD
-						squareSum0 += xiA*xiA + xiC*xiC
-						squareSum1 += xiB*xiB + xiD*xiD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					dev := (xRow[i] - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				pivotSumTail += (xRow[i] - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := (xRow[i] - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -121,9 +33,20 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevXRow = prevXRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -131,6 +54,116 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevXRow = prevXRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+		}
+	}
+}
+
+// goLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
+func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		xBlock := (*[64]float32)(xRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+			pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+			pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+			pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := (xBlock[j] - blockShift)
+			devB := (xBlock[j+1] - blockShift)
+			devC := (xBlock[j+2] - blockShift)
+			devD := (xBlock[j+3] - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			xBlock := (*[64]float32)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - blockShift)
+					devB := (xBlock[j+1] - blockShift)
+					devC := (xBlock[j+2] - blockShift)
+					devD := (xBlock[j+3] - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					xiA := xBlock[j]
+					xiB := xBlock[j+1]
+					xiC := xBlock[j+2]
+					xiD := xBlock[j+3]
+					devSum0 += xiA + xiC
+					devSum1 += xiB + xiD
+					squareSum0 += xiA*xiA + xiC*xiC
+					squareSum1 += xiB*xiB + xiD*xiD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (xRow[i] - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (xRow[i] - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (xRow[i] - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goLayerNormAnyF64 is the pure-Go LayerNorm in float64, for the rows whose float32
@@ -172,12 +205,15 @@ func layernormGoLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h int) {
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goAddLayerNormSumAnyF64.
 func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []float32
+	var prevSumRow []float32
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		sumRow := sum[r*h:][:h]
@@ -186,134 +222,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		x0 := xRow[0]
 		f0 := fRow[0]
 		pivot := x0 + f0
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			sumBlock := (*[64]float32)(sumRow)
-			xBlock := (*[64]float32)(xRow)
-			fBlock := (*[64]float32)(fRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				sA := (xBlock[j] + fBlock[j])
-				sumBlock[j] = sA
-				sB := (xBlock[j+1] + fBlock[j+1])
-				sumBlock[j+1] = sB
-				sC := (xBlock[j+2] + fBlock[j+2])
-				sumBlock[j+2] = sC
-				sD := (xBlock[j+3] + fBlock[j+3])
-				sumBlock[j+3] = sD
-				sE := (xBlock[j+4] + fBlock[j+4])
-				sumBlock[j+4] = sE
-				sF := (xBlock[j+5] + fBlock[j+5])
-				sumBlock[j+5] = sF
-				sG := (xBlock[j+6] + fBlock[j+6])
-				sumBlock[j+6] = sG
-				sH := (xBlock[j+7] + fBlock[j+7])
-				sumBlock[j+7] = sH
-				pivotSum0 += (sA - pivot) + (sE - pivot)
-				pivotSum1 += (sB - pivot) + (sF - pivot)
-				pivotSum2 += (sC - pivot) + (sG - pivot)
-				pivotSum3 += (sD - pivot) + (sH - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := (sumBlock[j] - blockShift)
-				devB := (sumBlock[j+1] - blockShift)
-				devC := (sumBlock[j+2] - blockShift)
-				devD := (sumBlock[j+3] - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				sumBlock := (*[64]float32)(sumRow[i:])
-				xBlock := (*[64]float32)(xRow[i:])
-				fBlock := (*[64]float32)(fRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						sA := (xBlock[j] + fBlock[j])
-						sumBlock[j] = sA
-						devA := (sA - blockShift)
-						sB := (xBlock[j+1] + fBlock[j+1])
-						sumBlock[j+1] = sB
-						devB := (sB - blockShift)
-						sC := (xBlock[j+2] + fBlock[j+2])
-						sumBlock[j+2] = sC
-						devC := (sC - blockShift)
-						sD := (xBlock[j+3] + fBlock[j+3])
-						sumBlock[j+3] = sD
-						devD := (sD - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						sA := (xBlock[j] + fBlock[j])
-						sumBlock[j] = sA
-						sB := (xBlock[j+1] + fBlock[j+1])
-						sumBlock[j+1] = sB
-						sC := (xBlock[j+2] + fBlock[j+2])
-						sumBlock[j+2] = sC
-						sD := (xBlock[j+3] + fBlock[j+3])
-						sumBlock[j+3] = sD
-						devSum0 += sA + sC
-						devSum1 += sB + sD
-						squareSum0 += sA*sA + sC*sC
-						squareSum1 += sB*sB + sD*sD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					s := (xRow[i] + fRow[i])
-					sumRow[i] = s
-					dev := (s - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				s := (xRow[i] + fRow[i])
-				sumRow[i] = s
-				pivotSumTail += (s - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := (sumRow[i] - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -325,9 +234,20 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = ((sumRow[i]-shift)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevSumRow = prevSumRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
+					dstRow[i] = ((sumRow[i]-shift)*rstd*gammaI + betaI)
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevSumRow, prevShift, prevRstd = dstRow, sumRow, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -335,6 +255,152 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 			}
 		}
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevSumRow = prevSumRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
+		}
+	}
+}
+
+// goAddLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of AddLayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
+func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		sumBlock := (*[64]float32)(sumRow)
+		xBlock := (*[64]float32)(xRow)
+		fBlock := (*[64]float32)(fRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			sA := (xBlock[j] + fBlock[j])
+			sumBlock[j] = sA
+			sB := (xBlock[j+1] + fBlock[j+1])
+			sumBlock[j+1] = sB
+			sC := (xBlock[j+2] + fBlock[j+2])
+			sumBlock[j+2] = sC
+			sD := (xBlock[j+3] + fBlock[j+3])
+			sumBlock[j+3] = sD
+			sE := (xBlock[j+4] + fBlock[j+4])
+			sumBlock[j+4] = sE
+			sF := (xBlock[j+5] + fBlock[j+5])
+			sumBlock[j+5] = sF
+			sG := (xBlock[j+6] + fBlock[j+6])
+			sumBlock[j+6] = sG
+			sH := (xBlock[j+7] + fBlock[j+7])
+			sumBlock[j+7] = sH
+			pivotSum0 += (sA - pivot) + (sE - pivot)
+			pivotSum1 += (sB - pivot) + (sF - pivot)
+			pivotSum2 += (sC - pivot) + (sG - pivot)
+			pivotSum3 += (sD - pivot) + (sH - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := (sumBlock[j] - blockShift)
+			devB := (sumBlock[j+1] - blockShift)
+			devC := (sumBlock[j+2] - blockShift)
+			devD := (sumBlock[j+3] - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			sumBlock := (*[64]float32)(sumRow[i:])
+			xBlock := (*[64]float32)(xRow[i:])
+			fBlock := (*[64]float32)(fRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					sA := (xBlock[j] + fBlock[j])
+					sumBlock[j] = sA
+					devA := (sA - blockShift)
+					sB := (xBlock[j+1] + fBlock[j+1])
+					sumBlock[j+1] = sB
+					devB := (sB - blockShift)
+					sC := (xBlock[j+2] + fBlock[j+2])
+					sumBlock[j+2] = sC
+					devC := (sC - blockShift)
+					sD := (xBlock[j+3] + fBlock[j+3])
+					sumBlock[j+3] = sD
+					devD := (sD - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					sA := (xBlock[j] + fBlock[j])
+					sumBlock[j] = sA
+					sB := (xBlock[j+1] + fBlock[j+1])
+					sumBlock[j+1] = sB
+					sC := (xBlock[j+2] + fBlock[j+2])
+					sumBlock[j+2] = sC
+					sD := (xBlock[j+3] + fBlock[j+3])
+					sumBlock[j+3] = sD
+					devSum0 += sA + sC
+					devSum1 += sB + sD
+					squareSum0 += sA*sA + sC*sC
+					squareSum1 += sB*sB + sD*sD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				s := (xRow[i] + fRow[i])
+				sumRow[i] = s
+				dev := (s - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			s := (xRow[i] + fRow[i])
+			sumRow[i] = s
+			pivotSumTail += (s - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (sumRow[i] - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goAddLayerNormSumAnyF64 is the pure-Go AddLayerNormSum in float64, for the rows whose float32
@@ -417,108 +483,20 @@ func layernormGoAddLayerNormAnyF64(dst, sum, x, f, gamma, beta []float32, rows, 
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goLayerNormStatsAnyF64.
 func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, rows, h int) {
-	invN := 1 / float32(h)
-	// Sums run over whole blocks, then over the rest of the row.
-	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// A row whose output pass drops the correction waits for a second: their passes share a loop.
+	var prevDstRow []float32
+	var prevXRow []float32
+	var prevShift float32
+	var prevRstd float32
+	waiting := false
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		// The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64.
-		var runMean, runM2 float64
-		if whole > 0 {
-			xBlock := (*[64]float32)(xRow)
-			var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
-			for j := 0; j < 64; j += 8 {
-				pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
-				pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
-				pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
-				pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
-			}
-			blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
-			var devSum0, devSum1 float32
-			var squareSum0, squareSum1 float32
-			for j := 0; j < 64; j += 4 {
-				devA := (xBlock[j] - blockShift)
-				devB := (xBlock[j+1] - blockShift)
-				devC := (xBlock[j+2] - blockShift)
-				devD := (xBlock[j+3] - blockShift)
-				devSum0 += devA + devC
-				devSum1 += devB + devD
-				squareSum0 += devA*devA + devC*devC
-				squareSum1 += devB*devB + devD*devD
-			}
-			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-			runMean = float64(blockShift) + blockDev/64
-			runM2 = blockSq - blockDev*blockDev/64
-			for i := 64; i < whole; i += 64 {
-				blockShift := float32(runMean)
-				xBlock := (*[64]float32)(xRow[i:])
-				var devSum0, devSum1 float32
-				var squareSum0, squareSum1 float32
-				if float64(blockShift)*float64(blockShift) > runM2/float64(i) {
-					for j := 0; j < 64; j += 4 {
-						devA := (xBlock[j] - blockShift)
-						devB := (xBlock[j+1] - blockShift)
-						devC := (xBlock[j+2] - blockShift)
-						devD := (xBlock[j+3] - blockShift)
-						devSum0 += devA + devC
-						devSum1 += devB + devD
-						squareSum0 += devA*devA + devC*devC
-						squareSum1 += devB*devB + devD*devD
-					}
-				} else {
-					blockShift = 0
-					for j := 0; j < 64; j += 4 {
-						xiA := xBlock[j]
-						xiB := xBlock[j+1]
-						xiC := xBlock[j+2]
-						xiD := xBlock[j+3]
-						devSum0 += xiA + xiC
-						devSum1 += xiB + xiD
-						squareSum0 += xiA*xiA + xiC*xiC
-						squareSum1 += xiB*xiB + xiD*xiD
-					}
-				}
-				blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
-				delta := float64(blockShift) + blockDev/64.0 - runMean
-				n := float64(i) + 64.0
-				runMean += delta * 64.0 / n
-				runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
-			}
-			if whole < h {
-				blockShift := float32(runMean)
-				var devSumTail, squareSumTail float32
-				for i := whole; i < h; i++ {
-					dev := (xRow[i] - blockShift)
-					devSumTail += dev
-					squareSumTail += dev * dev
-				}
-				blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-				delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
-				n := float64(h)
-				runMean += delta * float64(h-whole) / n
-				runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
-			}
-		} else {
-			var pivotSumTail float32
-			for i := whole; i < h; i++ {
-				pivotSumTail += (xRow[i] - pivot)
-			}
-			blockShift := pivot + pivotSumTail*invN
-			var devSumTail, squareSumTail float32
-			for i := whole; i < h; i++ {
-				dev := (xRow[i] - blockShift)
-				devSumTail += dev
-				squareSumTail += dev * dev
-			}
-			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
-			runMean = float64(blockShift) + blockDev/float64(h)
-			runM2 = blockSq - blockDev*blockDev/float64(h)
-		}
+		runMean, runM2 := layernormGoLayerNormStatsAnyMoments(xRow, pivot, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -531,9 +509,20 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		if float64(correction)*float64(correction) <= 0x1p-52*float64(varianceEps) {
-			for i := range h {
-				dstRow[i] = ((xRow[i]-shift)*rstd*gamma[i] + beta[i])
+		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
+			if waiting {
+				prevDstRow = prevDstRow[:h]
+				prevXRow = prevXRow[:h]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+				}
+				waiting = false
+			} else {
+				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
+				waiting = true
 			}
 		} else {
 			for i := range h {
@@ -543,6 +532,116 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		means[r] = mean
 		rstds[r] = rstd
 	}
+	if waiting {
+		prevDstRow = prevDstRow[:h]
+		prevXRow = prevXRow[:h]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+		}
+	}
+}
+
+// goLayerNormStatsAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNormStats, in one pass: block by block, each around the mean so far, combined in float64.
+func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+	invN := 1 / float32(h)
+	whole := h - h%64
+	if whole > 0 {
+		xBlock := (*[64]float32)(xRow)
+		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
+		for j := 0; j < 64; j += 8 {
+			pivotSum0 += (xBlock[j] - pivot) + (xBlock[j+4] - pivot)
+			pivotSum1 += (xBlock[j+1] - pivot) + (xBlock[j+5] - pivot)
+			pivotSum2 += (xBlock[j+2] - pivot) + (xBlock[j+6] - pivot)
+			pivotSum3 += (xBlock[j+3] - pivot) + (xBlock[j+7] - pivot)
+		}
+		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
+		var devSum0, devSum1 float32
+		var squareSum0, squareSum1 float32
+		for j := 0; j < 64; j += 4 {
+			devA := (xBlock[j] - blockShift)
+			devB := (xBlock[j+1] - blockShift)
+			devC := (xBlock[j+2] - blockShift)
+			devD := (xBlock[j+3] - blockShift)
+			devSum0 += devA + devC
+			devSum1 += devB + devD
+			squareSum0 += devA*devA + devC*devC
+			squareSum1 += devB*devB + devD*devD
+		}
+		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+		runMean = float64(blockShift) + blockDev/64
+		runM2 = blockSq - blockDev*blockDev/64
+		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
+		budget := math.Log(float64(whole / 64))
+		var spent float64
+		for i := 64; i < whole; i += 64 {
+			blockShift := float32(runMean)
+			xBlock := (*[64]float32)(xRow[i:])
+			var devSum0, devSum1 float32
+			var squareSum0, squareSum1 float32
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+				for j := 0; j < 64; j += 4 {
+					devA := (xBlock[j] - blockShift)
+					devB := (xBlock[j+1] - blockShift)
+					devC := (xBlock[j+2] - blockShift)
+					devD := (xBlock[j+3] - blockShift)
+					devSum0 += devA + devC
+					devSum1 += devB + devD
+					squareSum0 += devA*devA + devC*devC
+					squareSum1 += devB*devB + devD*devD
+				}
+			} else {
+				spent += cost
+				blockShift = 0
+				for j := 0; j < 64; j += 4 {
+					xiA := xBlock[j]
+					xiB := xBlock[j+1]
+					xiC := xBlock[j+2]
+					xiD := xBlock[j+3]
+					devSum0 += xiA + xiC
+					devSum1 += xiB + xiD
+					squareSum0 += xiA*xiA + xiC*xiC
+					squareSum1 += xiB*xiB + xiD*xiD
+				}
+			}
+			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
+			delta := float64(blockShift) + blockDev/64.0 - runMean
+			n := float64(i) + 64.0
+			runMean += delta * 64.0 / n
+			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+		}
+		if whole < h {
+			blockShift := float32(runMean)
+			var devSumTail, squareSumTail float32
+			for i := whole; i < h; i++ {
+				dev := (xRow[i] - blockShift)
+				devSumTail += dev
+				squareSumTail += dev * dev
+			}
+			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
+			n := float64(h)
+			runMean += delta * float64(h-whole) / n
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+		}
+	} else {
+		var pivotSumTail float32
+		for i := whole; i < h; i++ {
+			pivotSumTail += (xRow[i] - pivot)
+		}
+		blockShift := pivot + pivotSumTail*invN
+		var devSumTail, squareSumTail float32
+		for i := whole; i < h; i++ {
+			dev := (xRow[i] - blockShift)
+			devSumTail += dev
+			squareSumTail += dev * dev
+		}
+		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
+		runMean = float64(blockShift) + blockDev/float64(h)
+		runM2 = blockSq - blockDev*blockDev/float64(h)
+	}
+	return
 }
 
 // goLayerNormStatsAnyF64 is the pure-Go LayerNormStats in float64, for the rows whose float32

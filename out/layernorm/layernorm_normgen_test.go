@@ -602,6 +602,9 @@ var layernormFamilies = []layernormFamily{
 	// All zero: exactly the shift with a mean, zero times the scale without,
 	// and 0/0 = NaN when epsilon is 0 (a zero row of WeightNorm).
 	{name: "zero", constant: true, value: func(*rand.Rand, int) float32 { return 0 }},
+	// A mean two standard deviations from 0: the pure-Go LayerNorm sums
+	// blocks unshifted while its budget lasts and drops the correction.
+	{name: "offset2", value: func(rng *rand.Rand, _ int) float32 { return float32(2 + rng.NormFloat64()) }},
 }
 
 // halfFamilies are the adversarial inputs of half storage: magnitudes

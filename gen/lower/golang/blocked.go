@@ -101,14 +101,15 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	l.f32 = true
 	var body []jen.Code
 	n := l.rowLen()
-	if l.invLen != "" {
+	fu := fuse(k)
+	if l.invLen != "" && fu.leaves(k, l.readsInvLen) {
 		count := jen.Id("h")
 		if k.Layout == ir.Segments {
 			count = jen.Id("segs").Op("*").Id("seglen")
 		}
 		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(count))
 	}
-	if hasAccLoop(k) {
+	if fu.leaves(k, accumulates) {
 		what := "row"
 		if k.Layout == ir.Segments {
 			what = "segment"
@@ -127,11 +128,14 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		body = append(body, params...)
 	}
 	rowBody := l.rowSlices()
-	fu := fuse(k)
-	var guarded ir.S = -1 // the value the guard checks
+	var guarded ir.S = -1        // the value the guard checks
+	var before, after []jen.Code // around the loop over the rows
+	var statsFn jen.Code         // the fused statistics' function
 	for i, st := range k.Body {
 		if fu != nil && i == fu.at {
-			rowBody = append(rowBody, l.fusedStats(fu)...)
+			var call []jen.Code
+			call, statsFn = l.fusedStats(fu, name+"Moments")
+			rowBody = append(rowBody, call...)
 		}
 		if fu != nil && fu.skip[i] {
 			continue
@@ -148,15 +152,19 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 			}
 		case *ir.Loop:
 			if c := fu.corrected(st); guarded >= 0 && c >= 0 {
-				rowBody = append(rowBody, l.outputLoop(fu, st, c, guarded)...)
+				row, decl, last := l.outputLoop(fu, st, c, guarded)
+				rowBody = append(rowBody, row...)
+				before, after = append(before, decl...), append(after, last...)
 				continue
 			}
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}
+	body = append(body, before...)
 	body = append(body, jen.For(
 		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
 	).Block(rowBody...))
+	body = append(body, after...)
 
 	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
 		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
@@ -164,17 +172,27 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		name, _ := Fallback(k)
 		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
 	}
-	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	fn := doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	if statsFn != nil {
+		fn = fn.Line().Line().Add(statsFn)
+	}
+	return fn
 }
 
 // hasAccLoop reports whether a loop of k accumulates.
 func hasAccLoop(k *ir.Kernel) bool {
 	for _, st := range k.Body {
-		if lp, ok := st.(*ir.Loop); ok && len(loopAccs(lp)) > 0 {
+		if accumulates(st) {
 			return true
 		}
 	}
 	return false
+}
+
+// accumulates reports whether st is a loop that accumulates.
+func accumulates(st ir.Stmt) bool {
+	lp, ok := st.(*ir.Loop)
+	return ok && len(loopAccs(lp)) > 0
 }
 
 // loopAccs are the accumulators lp adds to, in order of first use.

@@ -1,6 +1,9 @@
 package golang
 
 import (
+	"maps"
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/normgen/normgen/gen/ir"
@@ -24,11 +27,16 @@ import (
 // what float32 loses on n_b*((m_b-K)^2 + var_b); the block adds at least
 // n_b*var_b + n_b*(m_b-K)^2/2 to M2 (n_a >= n_b), so the relative error
 // stays that of the float32 sums, however far the block's mean is from
-// the mean before it. A block whose K^2 is at most the variance so far
-// is summed unshifted (K = 0): that adds at most eps*n_b*M2_a/n_a to
-// the error, a fraction of M2 that sums to eps*ln(n/blockLen) over the
-// row, and saves the subtraction. A constant row stays exact: every
-// shift is its value, every deviation 0.
+// the mean before it. A block summed unshifted (K = 0) saves the
+// subtraction and adds about eps*n_b*K^2 to the error of M2 (eps the
+// relative error of a float32 block sum). The row spends a budget on
+// it: a block goes unshifted while the sum of n_b*K^2 over the
+// unshifted blocks stays at most ln(blocks)*M2_a, so at most
+// ln(n/blockLen)*M2 over the row: eps*ln(n/blockLen) relative, the
+// bound a per-block test (K^2 at most M2_a/n_a) gave, now reached by
+// rows of |mean| up to sqrt(ln(n/blockLen)) standard deviations where
+// that test stopped at one. A constant row stays exact: every shift is
+// its value, every deviation 0.
 type fusion struct {
 	at   int      // the first pass's index in the kernel's body
 	skip []bool   // the body statements the fused code replaces
@@ -236,6 +244,37 @@ func (fu *fusion) closed(k *ir.Kernel) bool {
 	return true
 }
 
+// leaves reports whether a statement of k that the fused code does not
+// replace (any, with no fusion) satisfies f.
+func (fu *fusion) leaves(k *ir.Kernel, f func(ir.Stmt) bool) bool {
+	for i, st := range k.Body {
+		if (fu == nil || !fu.skip[i]) && f(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// readsInvLen reports whether st reads 1/h by its name.
+func (l *lowering) readsInvLen(st ir.Stmt) bool {
+	is := func(s ir.S) bool { return l.alias[s] == l.invLen }
+	switch st := st.(type) {
+	case *ir.Scalar:
+		for _, a := range st.Args {
+			if is(a) {
+				return true
+			}
+		}
+	case *ir.Loop:
+		for _, op := range st.Ops {
+			if op.Code == ir.VSplat && is(op.Scalar) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // withShift is lp with every splat of scalar from reading scalar to.
 func withShift(lp *ir.Loop, from, to ir.S) *ir.Loop {
 	out := &ir.Loop{Ops: append([]ir.VecOp(nil), lp.Ops...)}
@@ -290,10 +329,14 @@ func usesOf(lp *ir.Loop) []int {
 	return uses
 }
 
-// fusedStats is the float32 form's code for the two passes: the row's
-// mean in runMean and squared deviations in runM2, both float64, then
-// the shift, correction and variance the rest of the kernel reads.
-func (l *lowering) fusedStats(fu *fusion) []jen.Code {
+// fusedStats is the float32 form's code for the two passes: a call of
+// fn, named name, for the row's mean in runMean and squared deviations
+// in runM2, both float64, then the shift, correction and variance the
+// rest of the kernel reads. The passes are a function of their own,
+// called once a row: its loops hold their sums and shifts in registers,
+// where inside the kernel's loop over the rows the Go compiler spilled
+// some to the stack to keep the row's other values.
+func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.Code) {
 	k := l.k
 	l.alias[fu.pivotShift] = "blockShift"
 	devName, sqName := k.AccName(fu.devAcc), k.AccName(fu.sqAcc)
@@ -332,13 +375,20 @@ func (l *lowering) fusedStats(fu *fusion) []jen.Code {
 	body := append([]jen.Code{id("blockShift").Op(":=").Float32().Call(id("runMean"))}, blk[:len(blk)-3]...)
 	body = append(body, lanesDecl...)
 	body = append(body, jen.If(
-		f64(id("blockShift")).Op("*").Add(f64(id("blockShift"))).Op(">").Id("runM2").Op("/").Float64().Call(id("i"))).Block(
+		id("cost").Op(":=").Lit(float64(blockLen)).Op("*").Add(f64(id("blockShift"))).Op("*").Add(f64(id("blockShift"))),
+		id("spent").Op("+").Id("cost").Op(">").Id("budget").Op("*").Id("runM2")).Block(
 		l.laneLoop(shifted, usesOf(shifted)),
 	).Else().Block(
+		id("spent").Op("+=").Id("cost"),
 		id("blockShift").Op("=").Lit(0),
 		l.laneLoop(unshifted, usesOf(unshifted)),
 	))
 	body = append(body, combine(f64(id("i")), jen.Lit(float64(blockLen)))...)
+	head = append(head,
+		jen.Comment("What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks."),
+		id("budget").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(id("whole").Op("/").Lit(blockLen))),
+		jen.Var().Id("spent").Float64(),
+	)
 	head = append(head, jen.For(id("i").Op(":=").Lit(blockLen), id("i").Op("<").Id("whole"), id("i").Op("+=").Lit(blockLen)).Block(body...))
 
 	// The rest of the row, after whole blocks: one pass, shifted.
@@ -363,14 +413,44 @@ func (l *lowering) fusedStats(fu *fusion) []jen.Code {
 		id("runMean").Op("=").Add(f64(id("blockShift"))).Op("+").Id("blockDev").Op("/").Float64().Call(id("h")),
 		id("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("h")))
 
-	return []jen.Code{
-		jen.Comment("The mean and squared deviations in one pass: block by block, each around the mean so far, combined in float64."),
-		jen.Var().List(id("runMean"), id("runM2")).Float64(),
+	// The function's parameters: the row arrays and the scalars the
+	// passes read (the pivot, a residual's alpha).
+	var params, args []jen.Code
+	for a, arr := range k.Arrays {
+		if (arr.Role == ir.RowIn || arr.Role == ir.RowOut) && (loopUses(fu.a, a) || loopUses(fu.b, a)) {
+			params = append(params, jen.Id(l.rowName(a)).Add(ElemSlice(arr.Elem)))
+			args = append(args, id(l.rowName(a)))
+		}
+	}
+	seen := map[ir.S]bool{fu.shift: true, fu.pivotShift: true}
+	for _, lp := range []*ir.Loop{fu.a, fu.b} {
+		for _, op := range lp.Ops {
+			if op.Code != ir.VSplat || seen[op.Scalar] {
+				continue
+			}
+			seen[op.Scalar] = true
+			if _, ok := l.alias[op.Scalar]; ok && !l.sums[op.Scalar] {
+				continue // a literal, or 1/h
+			}
+			params = append(params, id(k.ScalarName(op.Scalar)).Float32())
+			args = append(args, l.value(op.Scalar))
+		}
+	}
+	params = append(params, id("h").Int())
+	args = append(args, id("h"))
+	fn = jen.Commentf("%s is the mean (runMean) and the squared deviations (runM2) of one row of %s, in one pass: block by block, each around the mean so far, combined in float64.", name, k.Name).Line().
+		Func().Id(name).Params(params...).Params(jen.List(id("runMean"), id("runM2")).Float64()).Block(
+		id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(id("h")),
+		id("whole").Op(":=").Id("h").Op("-").Id("h").Op("%").Lit(blockLen),
 		jen.If(id("whole").Op(">").Lit(0)).Block(head...).Else().Block(short...),
+		jen.Return(),
+	)
+	return []jen.Code{
+		jen.List(id("runMean"), id("runM2")).Op(":=").Id(name).Call(args...),
 		id(k.ScalarName(fu.shift)).Op(":=").Float32().Call(id("runMean")),
 		id(k.ScalarName(fu.correction)).Op(":=").Float32().Call(id("runMean").Op("-").Float64().Call(id(k.ScalarName(fu.shift)))),
 		id(k.ScalarName(fu.variance)).Op(":=").Float32().Call(id("runM2").Op("/").Float64().Call(id("h"))),
-	}
+	}, fn
 }
 
 // chain is lp over the elements from whole to h, each sum one float32
@@ -396,10 +476,11 @@ func (l *lowering) chain(lp *ir.Loop) []jen.Code {
 
 // The output pass subtracts the correction, what float32(mean) misses of
 // the mean, from every deviation: an add an element. Where |correction|
-// is at most 2^-26 of sqrt(variance + eps) (ordinary rows: the mean's
-// rounding is far below its spread) dropping it moves an output by at
-// most 2^-26*|g| (g the scale), a 256th of the accuracy contract's term
-// in |g|: such rows take the pass without it.
+// is at most 2^-22 of sqrt(variance + eps) dropping it moves an output by
+// at most 2^-22*|g| (g the scale), a 16th of the accuracy contract's term
+// in |g| (64*2^-24*|g|): such rows take the pass without it. As
+// |correction| <= 2^-24*|mean|, that is every row with |mean| <= 4*sigma
+// and most rows up to 8*sigma.
 
 // corrected is the index in lp of its op subtracting the correction, or
 // -1.
@@ -437,11 +518,111 @@ func bypass(lp *ir.Loop, i int) *ir.Loop {
 // outputLoop is the float32 form of lp, the output pass reading the
 // correction, in two: without the correction where it is negligible
 // beside sqrt(guarded), the guarded variance + eps; with it elsewhere.
-func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) []jen.Code {
-	without := l.loop(bypass(lp, i))
+// The pass without it runs two rows at a time (see paired): decl goes
+// before the loop over the rows, last after it.
+func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) (row, decl, last []jen.Code) {
+	without := bypass(lp, i)
 	with := l.loop(lp)
 	c := jen.Float64().Call(l.value(fu.correction))
-	return []jen.Code{jen.If(
-		c.Clone().Op("*").Add(c.Clone()).Op("<=").Op("0x1p-52").Op("*").Float64().Call(l.value(guarded)),
-	).Block(without...).Else().Block(with...)}
+	cond := c.Clone().Op("*").Add(c.Clone()).Op("<=").Op("0x1p-44").Op("*").Float64().Call(l.value(guarded))
+	pass, decl, last := l.paired(without)
+	return []jen.Code{jen.If(cond).Block(pass...).Else().Block(with...)}, decl, last
+}
+
+// paired is the output pass lp of a row, its loop over the elements
+// shared with the pass of an earlier row: the first of two rows keeps
+// its row arrays and the scalars the pass reads, and waits; the second
+// runs both, each element of gamma, beta (the Param arrays) loaded once
+// for the two. Scalar Go loads at most two floats a cycle on the
+// machines measured, and the pass of one row (x, gamma, beta) was bound
+// by its loads, not its two adds. decl declares what the waiting row
+// keeps, last runs the row still waiting after the last. Rows are
+// independent: the order of the passes changes no result, and a row
+// the guard hands to the float64 form in between runs in its turn.
+func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
+	var rowArrays, params []int
+	for a, arr := range l.k.Arrays {
+		switch {
+		case !loopUses(lp, a):
+		case arr.Role == ir.RowIn || arr.Role == ir.RowOut:
+			rowArrays = append(rowArrays, a)
+		case arr.Role == ir.Param:
+			params = append(params, a)
+		default:
+			return l.loop(lp), nil, nil
+		}
+	}
+	var scalars []ir.S // each row's own
+	seen := map[ir.S]bool{}
+	uses := usesOf(lp)
+	for i, op := range lp.Ops {
+		if op.Code != ir.VSplat || uses[i] == 0 || seen[op.Scalar] {
+			continue
+		}
+		seen[op.Scalar] = true
+		if _, ok := l.alias[op.Scalar]; ok && !l.sums[op.Scalar] {
+			continue // a literal, or 1/h: the same for every row
+		}
+		scalars = append(scalars, op.Scalar)
+	}
+	prev := func(name string) string { return "prev" + strings.ToUpper(name[:1]) + name[1:] }
+	// element is one element's code for the waiting row or this one.
+	element := func(waiting bool) []jen.Code {
+		at := func(a int) *jen.Statement {
+			if l.k.Arrays[a].Role == ir.Param {
+				return jen.Id(l.arrayName(a) + "I")
+			}
+			if waiting {
+				return jen.Id(prev(l.rowName(a))).Index(jen.Id("i"))
+			}
+			return jen.Id(l.rowName(a)).Index(jen.Id("i"))
+		}
+		if !waiting {
+			code, _ := l.elementOps(lp, uses, at, "")
+			return code
+		}
+		alias, sums := l.alias, l.sums
+		l.alias, l.sums = maps.Clone(alias), map[ir.S]bool{}
+		for _, s := range scalars {
+			l.alias[s] = prev(l.k.ScalarName(s))
+		}
+		code, _ := l.elementOps(lp, uses, at, "Prev")
+		l.alias, l.sums = alias, sums
+		return code
+	}
+	var loads []jen.Code
+	for _, a := range params {
+		loads = append(loads, jen.Id(l.arrayName(a)+"I").Op(":=").Id(l.arrayName(a)).Index(jen.Id("i")))
+	}
+	// The waiting row's arrays resliced to h: no bounds checks.
+	var lengths []jen.Code
+	for _, a := range rowArrays {
+		lengths = append(lengths, jen.Id(prev(l.rowName(a))).Op("=").Id(prev(l.rowName(a))).Index(jen.Empty(), jen.Id("h")))
+	}
+	loop := func(body ...[]jen.Code) []jen.Code {
+		code := append([]jen.Code(nil), loads...)
+		for _, b := range body {
+			code = append(code, b...)
+		}
+		return append(lengths[:len(lengths):len(lengths)], jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(code...))
+	}
+	var keep, kept []jen.Code
+	for _, a := range rowArrays {
+		decl = append(decl, jen.Var().Id(prev(l.rowName(a))).Add(ElemSlice(l.k.Arrays[a].Elem)))
+		keep, kept = append(keep, jen.Id(prev(l.rowName(a)))), append(kept, jen.Id(l.rowName(a)))
+	}
+	for _, s := range scalars {
+		decl = append(decl, jen.Var().Id(prev(l.k.ScalarName(s))).Float32())
+		keep, kept = append(keep, jen.Id(prev(l.k.ScalarName(s)))), append(kept, l.value(s))
+	}
+	decl = append([]jen.Code{jen.Comment("A row whose output pass drops the correction waits for a second: their passes share a loop.")}, decl...)
+	decl = append(decl, jen.Id("waiting").Op(":=").False())
+	row = []jen.Code{jen.If(jen.Id("waiting")).Block(
+		append(loop(element(true), element(false)), jen.Id("waiting").Op("=").False())...,
+	).Else().Block(
+		jen.List(keep...).Op("=").List(kept...),
+		jen.Id("waiting").Op("=").True(),
+	)}
+	last = []jen.Code{jen.If(jen.Id("waiting")).Block(loop(element(true))...)}
+	return row, decl, last
 }
