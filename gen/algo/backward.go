@@ -218,18 +218,24 @@ func (t *backwardTerms) s(l *ir.LoopBuilder) ir.V {
 }
 
 func (t *backwardTerms) xhat(l *ir.LoopBuilder) ir.V {
+	v := t.centered(l)
+	switch {
+	case t.rstd >= 0 && t.perRowStats:
+		v = l.Mul(v, l.Splat(t.r))
+	case t.rstd >= 0:
+		v = l.Mul(v, l.Load(t.rstd))
+	}
+	return v
+}
+
+// centered is s - mean (s without a mean): xhat before its scaling by rstd.
+func (t *backwardTerms) centered(l *ir.LoopBuilder) ir.V {
 	v := t.s(l)
 	switch {
 	case t.mean >= 0 && t.perRowStats:
 		v = l.Sub(v, l.Splat(t.mu))
 	case t.mean >= 0:
 		v = l.Sub(v, l.Load(t.mean))
-	}
-	switch {
-	case t.rstd >= 0 && t.perRowStats:
-		v = l.Mul(v, l.Splat(t.r))
-	case t.rstd >= 0:
-		v = l.Mul(v, l.Load(t.rstd))
 	}
 	return v
 }
@@ -408,6 +414,14 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 			}
 		}
 	}
+	// The write pass takes xhat*(-meanUX) as (s - mean)*negUXR, one
+	// per-row negUXR = -meanUX*rstd: one multiplication fewer per element.
+	// negUXR beyond float32's range sends the row to the float64 path.
+	var negUXR ir.S = -1
+	if meanUX >= 0 {
+		negUXR = b.Mul(b.Sub(b.Const(0), meanUX), t.r)
+		b.Guard(negUXR, -math.MaxFloat32, math.MaxFloat32)
+	}
 	if dgain < 0 {
 		sumG = -1
 	}
@@ -420,17 +434,13 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 	if sumD >= 0 {
 		b.StoreRow(dbias, sumD)
 	}
-	var negUX ir.S = -1
-	if meanUX >= 0 {
-		negUX = b.Sub(b.Const(0), meanUX)
-	}
 	b.Loop(func(l *ir.LoopBuilder) {
 		v := u(l, l.Load(dy))
 		if meanU >= 0 {
 			v = l.Sub(v, l.Splat(meanU))
 		}
-		if negUX >= 0 {
-			v = l.FMA(t.xhat(l), l.Splat(negUX), v)
+		if negUXR >= 0 {
+			v = l.FMA(t.centered(l), l.Splat(negUXR), v)
 		}
 		if t.rstd >= 0 {
 			v = l.Mul(v, l.Splat(t.r))
