@@ -611,6 +611,11 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			continue
 		}
 		s8 := 0 - s6
+		s9 := s8 * s1
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base:][:seglen]
@@ -618,7 +623,7 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			xRow := x[base:][:seglen]
 			gammaSeg := gamma[r*segs+k]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
+				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
 			}
 		}
 	}
@@ -648,13 +653,14 @@ func halfnormGoBF16GroupNormBackwardRowsAnyF64(dx, dy, x []uint16, mean, rstd, g
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s1*s8 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k]) - s4)) * s1))
+				dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k]) - s4)) * s1))
 			}
 		}
 	}
@@ -935,8 +941,13 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAny(dx, dy, x []uint16, mean, rstd,
 			continue
 		}
 		s8 := 0 - s6
+		s9 := s8 * s1
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
 		for i := range h {
-			dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
+			dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
 		}
 	}
 }
@@ -963,8 +974,9 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx, dy, x []uint16, mean, rs
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for i := range h {
-			dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s1*s8 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i]) - s4)) * s1))
+			dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i]) - s4)) * s1))
 		}
 	}
 }

@@ -640,8 +640,13 @@ func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []flo
 			continue
 		}
 		s8 := 0 - s6
+		s9 := s8 * s1
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
+			continue
+		}
 		for i := range h {
-			dxRow[i] = ((xRow[i]-s0)*s1*s8 + (dyRow[i]*gamma[i] - s4)) * s1
+			dxRow[i] = ((xRow[i]-s0)*s9 + (dyRow[i]*gamma[i] - s4)) * s1
 		}
 	}
 }
@@ -668,8 +673,9 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for i := range h {
-			dxRow[i] = float32(((float64(xRow[i])-s0)*s1*s8 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
+			dxRow[i] = float32(((float64(xRow[i])-s0)*s9 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
 		}
 	}
 }

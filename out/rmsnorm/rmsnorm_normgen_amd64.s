@@ -13137,9 +13137,23 @@ loop0:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Z0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
@@ -13147,7 +13161,6 @@ loop1:
 	VMOVUPS     (SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R8*4)
@@ -13155,7 +13168,6 @@ loop1:
 	VMOVUPS     64(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     64(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 64(AX)(R8*4)
@@ -13163,7 +13175,6 @@ loop1:
 	VMOVUPS     128(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     128(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 128(AX)(R8*4)
@@ -13171,7 +13182,6 @@ loop1:
 	VMOVUPS     192(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     192(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 192(AX)(R8*4)
@@ -13298,9 +13308,23 @@ loop0_blocks:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Y0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
@@ -13308,7 +13332,6 @@ loop1:
 	VMOVUPS     (SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R8*4)
@@ -13316,7 +13339,6 @@ loop1:
 	VMOVUPS     32(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     32(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 32(AX)(R8*4)
@@ -13324,7 +13346,6 @@ loop1:
 	VMOVUPS     64(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     64(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 64(AX)(R8*4)
@@ -13332,7 +13353,6 @@ loop1:
 	VMOVUPS     96(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     96(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 96(AX)(R8*4)
@@ -13604,9 +13624,23 @@ loop0_summed:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Z0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
@@ -13617,7 +13651,6 @@ loop1:
 	VMOVUPS     (SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R9*4)
@@ -13625,7 +13658,6 @@ loop1:
 	VMOVUPS     64(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     64(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 64(AX)(R9*4)
@@ -13633,7 +13665,6 @@ loop1:
 	VMOVUPS     128(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     128(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 128(AX)(R9*4)
@@ -13641,7 +13672,6 @@ loop1:
 	VMOVUPS     192(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     192(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 192(AX)(R9*4)
@@ -13660,7 +13690,6 @@ loop1_vector:
 	VMOVUPS     (SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R9*4)
@@ -13675,7 +13704,6 @@ loop1_tail:
 	VMOVUPS.Z   (SI)(R9*4), K1, Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS.Z   (DX)(R9*4), K1, Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z0
 	VMOVUPS     Z0, K1, (AX)(R9*4)
@@ -13950,9 +13978,23 @@ loop0_summed:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Y0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
@@ -13963,7 +14005,6 @@ loop1:
 	VMOVUPS     (SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R9*4)
@@ -13971,7 +14012,6 @@ loop1:
 	VMOVUPS     32(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     32(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 32(AX)(R9*4)
@@ -13979,7 +14019,6 @@ loop1:
 	VMOVUPS     64(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     64(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 64(AX)(R9*4)
@@ -13987,7 +14026,6 @@ loop1:
 	VMOVUPS     96(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     96(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 96(AX)(R9*4)
@@ -14006,7 +14044,6 @@ loop1_vector:
 	VMOVUPS     (SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R9*4)
@@ -14023,7 +14060,6 @@ loop1_element:
 	VMOVSS      (SI)(R9*4), X3
 	VMULSS      X3, X2, X2
 	VMOVSS      (DX)(R9*4), X3
-	VMULSS      X0, X3, X3
 	VFMADD231SS X1, X3, X2
 	VMULSS      X0, X2, X2
 	VMOVSS      X2, (AX)(R9*4)

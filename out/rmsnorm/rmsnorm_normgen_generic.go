@@ -392,8 +392,13 @@ func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows
 			continue
 		}
 		s5 := 0 - s3
+		s6 := s5 * s0
+		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, rstd[r:], gamma, 1, h)
+			continue
+		}
 		for i := range h {
-			dxRow[i] = (xRow[i]*s0*s5 + dyRow[i]*gamma[i]) * s0
+			dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
 		}
 	}
 }
@@ -414,8 +419,9 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, r
 		s1 := acc0
 		s3 := s1 * s2
 		s5 := 0 - s3
+		s6 := s5 * s0
 		for i := range h {
-			dxRow[i] = float32((float64(xRow[i])*s0*s5 + float64(dyRow[i])*float64(gamma[i])) * s0)
+			dxRow[i] = float32((float64(xRow[i])*s6 + float64(dyRow[i])*float64(gamma[i])) * s0)
 		}
 	}
 }
