@@ -99,6 +99,19 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	l := newLowering(k)
 	l.f32 = true
+	body := l.blockedBody()
+	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
+		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
+	if pass.HasGuard(k) {
+		name, _ := Fallback(k)
+		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
+	}
+	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+}
+
+// blockedBody is the body of the float32 form of l.k.
+func (l *lowering) blockedBody() []jen.Code {
+	k := l.k
 	var body []jen.Code
 	n := l.rowLen()
 	if l.invLen != "" {
@@ -121,6 +134,9 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 		if a.Role == ir.Param && k.Layout == ir.Rows {
 			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
 		}
+	}
+	if l.col != nil {
+		params = append(params, jen.Id(l.col.name).Op("=").Id(l.col.name).Index(jen.Empty(), jen.Id("h")))
 	}
 	if len(params) > 0 {
 		body = append(body, jen.Comment("Lengths the compiler can see: no bounds checks in the loops."))
@@ -154,17 +170,9 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}
-	body = append(body, jen.For(
+	return append(body, jen.For(
 		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
 	).Block(rowBody...))
-
-	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
-		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
-	if pass.HasGuard(k) {
-		name, _ := Fallback(k)
-		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
-	}
-	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
 }
 
 // hasAccLoop reports whether a loop of k accumulates.
@@ -273,6 +281,9 @@ func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
 		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
 	}
 	out = append(out, jen.Var().List(tailIds...).Float32())
+	if l.col != nil {
+		l.colAt = func() *jen.Statement { return jen.Id(l.col.name).Index(jen.Id("i")) }
+	}
 	code, accTerms := l.elementOps(lp, uses, l.at32, "")
 	tail = append(tail, code...)
 	for _, a := range accs {
@@ -302,6 +313,9 @@ func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk
 			}
 			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(row))
 		}
+	}
+	if c := l.col; c != nil && c.lp == lp {
+		blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
 	}
 	for _, a := range accs {
 		var ids []jen.Code
@@ -350,6 +364,9 @@ func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
 				return jen.Id(l.segName(a))
 			}
 			return jen.Id(l.blockName(a)).Index(idx.Clone())
+		}
+		if l.col != nil {
+			l.colAt = func() *jen.Statement { return jen.Id(l.col.name + "Block").Index(idx.Clone()) }
 		}
 		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
 		stepBody = append(stepBody, code...)
@@ -420,6 +437,9 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			product[i] = false
 		}
 		expr[i] = e
+		if c := l.col; c != nil && c.lp == lp && c.v == ir.V(i) {
+			code = append(code, l.colAt().Op("+=").Add(ref(c.v)))
+		}
 	}
 	return code, terms
 }
