@@ -13062,7 +13062,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13072,34 +13072,34 @@ row:
 
 loop0:
 	VMOVUPS     (CX)(R8*4), Z5
-	VMOVUPS     (SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	VMOVUPS     64(CX)(R8*4), Z5
-	VMOVUPS     64(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     64(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     64(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z2
 	VMOVUPS     128(CX)(R8*4), Z5
-	VMOVUPS     128(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     128(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     128(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z3
 	VMOVUPS     192(CX)(R8*4), Z5
-	VMOVUPS     192(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     192(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     192(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z4
 	ADDQ        $+64, R8
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -13216,7 +13216,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -13228,28 +13228,28 @@ row:
 
 loop0:
 	VMOVUPS     (CX)(R8*4), Y6
-	VMOVUPS     (SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	VMOVUPS     32(CX)(R8*4), Y6
-	VMOVUPS     32(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     32(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     32(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y2
 	VMOVUPS     64(CX)(R8*4), Y6
-	VMOVUPS     64(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     64(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     64(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y3
 	VMOVUPS     96(CX)(R8*4), Y6
-	VMOVUPS     96(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     96(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     96(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y4
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
@@ -13275,7 +13275,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -13394,7 +13394,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13409,28 +13409,28 @@ row:
 
 loop0s:
 	VMOVUPS     (CX)(R9*4), Z5
-	VMOVUPS     (SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	VMOVUPS     64(CX)(R9*4), Z5
-	VMOVUPS     64(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     64(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     64(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z2
 	VMOVUPS     128(CX)(R9*4), Z5
-	VMOVUPS     128(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     128(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     128(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z3
 	VMOVUPS     192(CX)(R9*4), Z5
-	VMOVUPS     192(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     192(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     192(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z4
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
@@ -13444,10 +13444,10 @@ loop0s_vectors:
 
 loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Z5
-	VMOVUPS     (SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -13457,10 +13457,10 @@ loop0s_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0s_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z5
-	VMOVUPS.Z   (SI)(R9*4), K1, Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS.Z   (DX)(R9*4), K1, Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS.Z   (SI)(R9*4), K1, Z6
 	VFMADD231PS Z6, Z5, K1, Z1
 
 loop0s_done:
@@ -13483,28 +13483,28 @@ loop0_long:
 
 loop0:
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z1
 	VMOVUPS     64(CX)(R9*4), Z7
-	VMOVUPS     64(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     64(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     64(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z2
 	VMOVUPS     128(CX)(R9*4), Z7
-	VMOVUPS     128(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     128(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     128(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z3
 	VMOVUPS     192(CX)(R9*4), Z7
-	VMOVUPS     192(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     192(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     192(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z4
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
@@ -13544,28 +13544,28 @@ loop0_vectors:
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z2
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z3
 	ADDQ        $+16, R9
 
@@ -13573,10 +13573,10 @@ loop0_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z7
-	VMOVUPS.Z   (SI)(R9*4), K1, Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS.Z   (DX)(R9*4), K1, Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS.Z   (SI)(R9*4), K1, Z8
 	VFMADD231PS Z8, Z7, K1, Z4
 
 loop0_done:
@@ -13587,7 +13587,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13738,7 +13738,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -13754,28 +13754,28 @@ row:
 
 loop0s:
 	VMOVUPS     (CX)(R9*4), Y6
-	VMOVUPS     (SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	VMOVUPS     32(CX)(R9*4), Y6
-	VMOVUPS     32(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     32(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     32(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y2
 	VMOVUPS     64(CX)(R9*4), Y6
-	VMOVUPS     64(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     64(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     64(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y3
 	VMOVUPS     96(CX)(R9*4), Y6
-	VMOVUPS     96(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     96(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     96(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y4
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
@@ -13789,10 +13789,10 @@ loop0s_vectors:
 
 loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Y6
-	VMOVUPS     (SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -13804,10 +13804,10 @@ loop0s_tail:
 
 loop0s_element:
 	VMOVSS      (CX)(R9*4), X6
-	VMOVSS      (SI)(R9*4), X7
-	VMULSS      X7, X6, X6
 	VMOVSS      (DX)(R9*4), X7
 	VMULSS      X0, X7, X7
+	VMULSS      X7, X6, X6
+	VMOVSS      (SI)(R9*4), X7
 	VFMADD231SS X7, X6, X5
 	INCQ        R9
 	CMPQ        R9, R8
@@ -13833,28 +13833,28 @@ loop0_long:
 
 loop0:
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y1
 	VMOVUPS     32(CX)(R9*4), Y8
-	VMOVUPS     32(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     32(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     32(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y2
 	VMOVUPS     64(CX)(R9*4), Y8
-	VMOVUPS     64(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     64(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     64(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y3
 	VMOVUPS     96(CX)(R9*4), Y8
-	VMOVUPS     96(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     96(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     96(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y4
 	ADDQ        $+32, R9
 	CMPQ        R9, R11
@@ -13894,28 +13894,28 @@ loop0_vectors:
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y1
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y2
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y3
 	ADDQ        $+8, R9
 
@@ -13925,10 +13925,10 @@ loop0_tail:
 
 loop0_element:
 	VMOVSS      (CX)(R9*4), X8
-	VMOVSS      (SI)(R9*4), X9
-	VMULSS      X9, X8, X8
 	VMOVSS      (DX)(R9*4), X9
 	VMULSS      X0, X9, X9
+	VMULSS      X9, X8, X8
+	VMOVSS      (SI)(R9*4), X9
 	VFMADD231SS X9, X8, X5
 	INCQ        R9
 	CMPQ        R9, R8
@@ -13942,7 +13942,7 @@ loop0_done:
 	VADDPS Y7, Y1, Y1
 
 loop0_summed:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2

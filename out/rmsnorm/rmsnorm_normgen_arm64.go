@@ -404,3 +404,6 @@ func rmsnormIsaOf(kernel string) string {
 func rmsnormImplementation() string {
 	return "NEON"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const rmsnormFusedSums = false

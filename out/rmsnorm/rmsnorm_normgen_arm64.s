@@ -3382,7 +3382,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRows4096(SB), NOSPLIT, $0-56
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3399,16 +3399,16 @@ pass1chunk:
 	MOVD	$64, R9
 pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3436,7 +3436,7 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
@@ -3513,7 +3513,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRows4096STP(SB), NOSPLIT, $0-56
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3530,16 +3530,16 @@ pass1chunk:
 	MOVD	$64, R9
 pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3567,7 +3567,7 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
@@ -3649,7 +3649,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRowsAny(SB), NOSPLIT, $0-64
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3668,16 +3668,16 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3708,22 +3708,22 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	32(R8), [V4.S4, V5.S4]
-	VLD1.P	32(R10), [V8.S4, V9.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	VLD1.P	32(R10), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	16(R8), [V6.S4]
-	VLD1.P	16(R10), [V10.S4]
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	VLD1.P	16(R10), [V10.S4]
 	VFMLA	V10.S4, V6.S4, V2.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -3737,15 +3737,15 @@ pass1vec1Done:
 	CBZ	R11, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R8), F4
-	FMOVS.P	4(R10), F8
-	FMULS	F8, F4, F4
 	FMOVS.P	4(R9), F8
 	FMULS	F27, F8, F8
+	FMULS	F8, F4, F4
+	FMOVS.P	4(R10), F8
 	FMADDS	F8, F0, F4, F0
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
@@ -3864,7 +3864,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRowsAnySTP(SB), NOSPLIT, $0-64
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3883,16 +3883,16 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3923,22 +3923,22 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	32(R8), [V4.S4, V5.S4]
-	VLD1.P	32(R10), [V8.S4, V9.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	VLD1.P	32(R10), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	16(R8), [V6.S4]
-	VLD1.P	16(R10), [V10.S4]
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	VLD1.P	16(R10), [V10.S4]
 	VFMLA	V10.S4, V6.S4, V2.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -3952,15 +3952,15 @@ pass1vec1Done:
 	CBZ	R11, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R8), F4
-	FMOVS.P	4(R10), F8
-	FMULS	F8, F4, F4
 	FMOVS.P	4(R9), F8
 	FMULS	F27, F8, F8
+	FMULS	F8, F4, F4
+	FMOVS.P	4(R10), F8
 	FMADDS	F8, F0, F4, F0
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
