@@ -170,6 +170,9 @@ func (l *lowering) blockedBody() []jen.Code {
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}
+	if l.rowFunc {
+		return append(body, rowBody...)
+	}
 	return append(body, jen.For(
 		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
 	).Block(rowBody...))
@@ -199,6 +202,11 @@ func loopAccs(lp *ir.Loop) []int {
 // guard hands the row to the float64 form when st's value is out of
 // range (or NaN), and goes on with the next row.
 func (l *lowering) guard(st *ir.Scalar) jen.Code {
+	if l.rowFunc {
+		v := l.value(st.Args[0])
+		return jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
+			jen.Return(jen.False()))
+	}
 	var args []jen.Code
 	seg := l.k.Layout == ir.Segments
 	name, arrays := Fallback(l.k)

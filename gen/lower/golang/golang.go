@@ -180,6 +180,9 @@ type lowering struct {
 	// the IR's (FusedFunc); colAt, the element of its chain being written.
 	col   *colSum
 	colAt func() *jen.Statement
+	// rowFunc: the float32 form's body is one row's (row r), a guard
+	// returns false instead of calling the float64 form (FusedFunc).
+	rowFunc bool
 }
 
 func newLowering(k *ir.Kernel) *lowering {
