@@ -123,7 +123,17 @@ const ntMinBytes = "ntMinBytes"
 // reference).
 func GenericFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
+	rows := map[*ir.Kernel]bool{} // backward Rows kernels: golang.RowFunc
+	for _, k := range p.Kernels {
+		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() {
+			rows[bw.Rows] = true
+		}
+	}
 	for _, k := range p.implKernels() {
+		if rows[k.IR] {
+			f.Add(golang.RowFunc(k.IR)).Line()
+			continue
+		}
 		f.Add(golang.Func(k.IR)).Line()
 	}
 	for _, k := range p.Kernels {

@@ -40,16 +40,49 @@ func FusedFunc(k *ir.Kernel, loop int, v ir.V, name string) jen.Code {
 	if !ok || !Blocked(k) || k.Layout != ir.Rows || int(v) >= len(lp.Ops) || !lp.Ops[v].Code.MakesValue() || k.ArrayIndex(name) >= 0 {
 		panic(fmt.Sprintf("golang: kernel %s has no column sum %s of v%d in statement %d", k.Name, name, v, loop))
 	}
+	fn := FusedName(k)
+	doc := jen.Commentf("%s is the pure-Go %s that also adds each element's", fn, k.Name).Line().
+		Commentf("term of %s to %s[i], row after row: %s.", name, name, k.Doc)
+	if pass.HasGuard(k) {
+		fb, _ := Fallback(k)
+		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s (its terms added).", fb)
+	}
+	return rowForm(k, &colSum{lp: lp, v: v, name: name}, fn, doc)
+}
+
+// RowFunc is Func for a row kernel whose guard hands rows to the float64
+// form (a backward's Rows kernel): the float32 form's rows in a function
+// of their own (<name>Row) that calls nothing, as FusedFunc's.
+func RowFunc(k *ir.Kernel) jen.Code {
+	if !Blocked(k) || k.Layout != ir.Rows || !pass.HasGuard(k) || k.Fallback != nil || k.Streaming != nil {
+		return Func(k)
+	}
+	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	fb, _ := Fallback(k)
+	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
+		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.").Line().
+		Commentf("A row whose statistics leave float32's range takes %s.", fb)
+	return jen.Add(rowForm(k, nil, name, doc)).Line().Line().Add(float64Func(k, Float64Name(k)))
+}
+
+// rowForm is the float32 form of k named fn, with the column sum col
+// (nil: none), each row computed by fn + "Row", which calls nothing and
+// returns false where a guard rejects the row; fn then calls the float64
+// form. With that call inside the loops' function, Go's register
+// allocation made the rows about a tenth slower.
+func rowForm(k *ir.Kernel, col *colSum, fn string, doc *jen.Statement) jen.Code {
 	l := newLowering(k)
 	l.f32 = true
 	l.rowFunc = true
-	l.col = &colSum{lp: lp, v: v, name: name}
-	fn := FusedName(k)
+	l.col = col
 	rowFn := fn + "Row"
+	var first []jen.Code
+	if col != nil {
+		first = []jen.Code{jen.Id(col.name)}
+	}
 	body := append(l.blockedBody(), jen.Return(jen.True()))
-	params := append([]jen.Code{jen.Id(name)}, ArrayParams(k.Arrays, l.arrayName)...)
-	ints := []jen.Code{jen.Id("r"), jen.Id("h")}
-	params = append(params, jen.List(ints...).Int())
+	params := append(append([]jen.Code{}, first...), ArrayParams(k.Arrays, l.arrayName)...)
+	params = append(params, jen.List(jen.Id("r"), jen.Id("h")).Int())
 	var argIds []jen.Code
 	if names := target.ArgNames(k); len(names) > 0 {
 		for _, n := range names {
@@ -61,7 +94,7 @@ func FusedFunc(k *ir.Kernel, loop int, v ir.V, name string) jen.Code {
 	row := rowDoc.Line().Func().Id(rowFn).Params(params...).Bool().Block(body...)
 
 	// The outer loop: each row, then the float64 form for a rejected one.
-	call := []jen.Code{jen.Id(name)}
+	call := append([]jen.Code{}, first...)
 	for i := range k.Arrays {
 		call = append(call, jen.Id(l.arrayName(i)))
 	}
@@ -88,13 +121,7 @@ func FusedFunc(k *ir.Kernel, loop int, v ir.V, name string) jen.Code {
 	} else {
 		loopBody = append(loopBody, jen.Id(rowFn).Call(call...))
 	}
-	outer := append([]jen.Code{jen.Id(name)}, l.params()...)
-	doc := jen.Commentf("%s is the pure-Go %s that also adds each element's", fn, k.Name).Line().
-		Commentf("term of %s to %s[i], row after row: %s.", name, name, k.Doc)
-	if pass.HasGuard(k) {
-		fb, _ := Fallback(k)
-		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s (its terms added).", fb)
-	}
+	outer := append(append([]jen.Code{}, first...), l.params()...)
 	f := doc.Line().Func().Id(fn).Params(outer...).Block(
 		jen.For(jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++")).Block(loopBody...))
 	return jen.Add(f).Line().Line().Add(row)
