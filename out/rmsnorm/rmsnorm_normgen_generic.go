@@ -356,51 +356,57 @@ func rmsnormGoRMSNormStatsAnyF64(dst, rstds, x, gamma []float32, rows, h int) {
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goRMSNormStatsBackwardRowsAnyF64.
 func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma, r, h) {
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goRMSNormStatsBackwardRowsAnyRow is row r of goRMSNormStatsBackwardRowsAny; false where a guard rejects the row.
+func rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma []float32, r, h int) bool {
 	s2 := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
 	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
-	for r := 0; r < rows; r++ {
-		dxRow := dx[r*h:][:h]
-		dyRow := dy[r*h:][:h]
-		xRow := x[r*h:][:h]
-		s0 := rstd[r]
-		var acc0 float64
-		for i := 0; i < whole; i += 64 {
-			dyBlock := (*[64]float32)(dyRow[i:])
-			xBlock := (*[64]float32)(xRow[i:])
-			gammaBlock := (*[64]float32)(gamma[i:])
-			var acc00, acc01, acc02, acc03 float32
-			for j := 0; j < 64; j += 8 {
-				acc00 += dyBlock[j]*(xBlock[j]*s0)*gammaBlock[j] + dyBlock[j+4]*(xBlock[j+4]*s0)*gammaBlock[j+4]
-				acc01 += dyBlock[j+1]*(xBlock[j+1]*s0)*gammaBlock[j+1] + dyBlock[j+5]*(xBlock[j+5]*s0)*gammaBlock[j+5]
-				acc02 += dyBlock[j+2]*(xBlock[j+2]*s0)*gammaBlock[j+2] + dyBlock[j+6]*(xBlock[j+6]*s0)*gammaBlock[j+6]
-				acc03 += dyBlock[j+3]*(xBlock[j+3]*s0)*gammaBlock[j+3] + dyBlock[j+7]*(xBlock[j+7]*s0)*gammaBlock[j+7]
-			}
-			acc0 += float64((acc00 + acc01) + (acc02 + acc03))
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := rstd[r]
+	var acc0 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]float32)(dyRow[i:])
+		xBlock := (*[64]float32)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		var acc00, acc01, acc02, acc03 float32
+		for j := 0; j < 64; j += 8 {
+			acc00 += dyBlock[j]*(xBlock[j]*s0)*gammaBlock[j] + dyBlock[j+4]*(xBlock[j+4]*s0)*gammaBlock[j+4]
+			acc01 += dyBlock[j+1]*(xBlock[j+1]*s0)*gammaBlock[j+1] + dyBlock[j+5]*(xBlock[j+5]*s0)*gammaBlock[j+5]
+			acc02 += dyBlock[j+2]*(xBlock[j+2]*s0)*gammaBlock[j+2] + dyBlock[j+6]*(xBlock[j+6]*s0)*gammaBlock[j+6]
+			acc03 += dyBlock[j+3]*(xBlock[j+3]*s0)*gammaBlock[j+3] + dyBlock[j+7]*(xBlock[j+7]*s0)*gammaBlock[j+7]
 		}
-		var acc0Tail float32
-		for i := whole; i < h; i++ {
-			acc0Tail += dyRow[i] * (xRow[i] * s0) * gamma[i]
-		}
-		acc0 += float64(acc0Tail)
-		s1 := float32(acc0)
-		s3 := s1 * s2
-		if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
-			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, rstd[r:], gamma, 1, h)
-			continue
-		}
-		s5 := 0 - s3
-		s6 := s5 * s0
-		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
-			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, rstd[r:], gamma, 1, h)
-			continue
-		}
-		for i := range h {
-			dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
-		}
+		acc0 += float64((acc00 + acc01) + (acc02 + acc03))
 	}
+	var acc0Tail float32
+	for i := whole; i < h; i++ {
+		acc0Tail += dyRow[i] * (xRow[i] * s0) * gamma[i]
+	}
+	acc0 += float64(acc0Tail)
+	s1 := float32(acc0)
+	s3 := s1 * s2
+	if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := 0 - s3
+	s6 := s5 * s0
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
+	}
+	return true
 }
 
 // goRMSNormStatsBackwardRowsAnyF64 is the pure-Go RMSNormStatsBackwardRows in float64, for the rows whose float32
