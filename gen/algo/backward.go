@@ -32,6 +32,24 @@ type Backward struct {
 	// Args are the entry points' arrays in signature order: outputs,
 	// inputs, parameters.
 	Args []BackwardArg
+	// Fused (nil: none) lets the pure-Go form add the Params kernel's
+	// column sums in the Rows kernel's first loop, which computes their
+	// terms already, so that dy and x are read twice rather than three
+	// times: see FusedSums.
+	Fused *FusedSums
+}
+
+// FusedSums are the column sums of a Params kernel that a Rows kernel
+// (layout Rows, no mean) computes the terms of: Rows.Body[Loop] computes
+// V, the same float32 value, by the same operations, that Params adds to
+// Out for the element. A pure-Go form that adds V to a float32 chain per
+// column, row after row, in the chunks Params uses, gives Params' bits.
+// Only where Rows' first loop keeps few enough values in registers (one
+// sum along the row) does that beat reading dy and x once more.
+type FusedSums struct {
+	Loop int
+	Out  string
+	V    ir.V
 }
 
 // Extent is how many values an array of a backward entry point holds.
@@ -79,6 +97,9 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 	}
 	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows"); err != nil {
 		return nil, err
+	}
+	if fusable(k) {
+		bw.Fused = fusedSums(bw.Rows)
 	}
 	if k.Axis == "batch" {
 		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns"); err != nil {
@@ -218,13 +239,7 @@ func (t *backwardTerms) s(l *ir.LoopBuilder) ir.V {
 }
 
 func (t *backwardTerms) xhat(l *ir.LoopBuilder) ir.V {
-	v := t.s(l)
-	switch {
-	case t.mean >= 0 && t.perRowStats:
-		v = l.Sub(v, l.Splat(t.mu))
-	case t.mean >= 0:
-		v = l.Sub(v, l.Load(t.mean))
-	}
+	v := t.centered(l)
 	switch {
 	case t.rstd >= 0 && t.perRowStats:
 		v = l.Mul(v, l.Splat(t.r))
@@ -232,6 +247,46 @@ func (t *backwardTerms) xhat(l *ir.LoopBuilder) ir.V {
 		v = l.Mul(v, l.Load(t.rstd))
 	}
 	return v
+}
+
+// centered is s - mean (s without a mean): xhat before its scaling by rstd.
+func (t *backwardTerms) centered(l *ir.LoopBuilder) ir.V {
+	v := t.s(l)
+	switch {
+	case t.mean >= 0 && t.perRowStats:
+		v = l.Sub(v, l.Splat(t.mu))
+	case t.mean >= 0:
+		v = l.Sub(v, l.Load(t.mean))
+	}
+	return v
+}
+
+// fusable reports a kernel whose Rows kernel computes dy*xhat, the only
+// column sum of its Params kernel (dgamma), in its first loop: over rows,
+// gamma without an offset,
+// without a mean (one sum along the row), a per-element scale and no
+// shift, without a residual, in float32.
+func fusable(k spec.Kernel) bool {
+	return k.Axis == "last" && !k.Mean && k.Stat() != "none" && k.Scale && k.ScaleOffset == 0 && !k.AffinePerRow && !k.Shift &&
+		k.Residual == nil && (k.Storage == "" || k.Storage == "f32")
+}
+
+// fusedSums finds dy*xhat in the first loop of a fusable kernel's Rows
+// kernel: the left operand of its AccMul.
+func fusedSums(rows *ir.Kernel) *FusedSums {
+	for i, st := range rows.Body {
+		lp, ok := st.(*ir.Loop)
+		if !ok {
+			continue
+		}
+		for _, op := range lp.Ops {
+			if op.Code == ir.VAccMul {
+				return &FusedSums{Loop: i, Out: "dgamma", V: op.Args[0]}
+			}
+		}
+		return nil
+	}
+	return nil
 }
 
 // backwardRows is the input-gradient kernel. With u = g*dy (g the
@@ -348,7 +403,7 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 		b.Loop(func(l *ir.LoopBuilder) {
 			d := l.Load(dy)
 			var uv, xh ir.V = -1, -1
-			if accU >= 0 || accUX >= 0 {
+			if accU >= 0 || (accUX >= 0 && !fusable(k)) {
 				uv = u(l, d)
 			}
 			if accUX >= 0 || accG >= 0 {
@@ -357,7 +412,11 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 			if accU >= 0 {
 				l.Acc(accU, uv)
 			}
-			if accUX >= 0 {
+			switch {
+			case accUX >= 0 && fusable(k):
+				// u*xhat as (dy*xhat)*gamma: dy*xhat is dgamma's term (FusedSums).
+				l.AccMul(accUX, l.Mul(d, xh), l.Load(gamma))
+			case accUX >= 0:
 				l.AccMul(accUX, uv, xh)
 			}
 			if accG >= 0 {
@@ -408,6 +467,14 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 			}
 		}
 	}
+	// The write pass takes xhat*(-meanUX) as (s - mean)*negUXR, one
+	// per-row negUXR = -meanUX*rstd: one multiplication fewer per element.
+	// negUXR beyond float32's range sends the row to the float64 path.
+	var negUXR ir.S = -1
+	if meanUX >= 0 {
+		negUXR = b.Mul(b.Sub(b.Const(0), meanUX), t.r)
+		b.Guard(negUXR, -math.MaxFloat32, math.MaxFloat32)
+	}
 	if dgain < 0 {
 		sumG = -1
 	}
@@ -420,17 +487,13 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 	if sumD >= 0 {
 		b.StoreRow(dbias, sumD)
 	}
-	var negUX ir.S = -1
-	if meanUX >= 0 {
-		negUX = b.Sub(b.Const(0), meanUX)
-	}
 	b.Loop(func(l *ir.LoopBuilder) {
 		v := u(l, l.Load(dy))
 		if meanU >= 0 {
 			v = l.Sub(v, l.Splat(meanU))
 		}
-		if negUX >= 0 {
-			v = l.FMA(t.xhat(l), l.Splat(negUX), v)
+		if negUXR >= 0 {
+			v = l.FMA(t.centered(l), l.Splat(negUXR), v)
 		}
 		if t.rstd >= 0 {
 			v = l.Mul(v, l.Splat(t.r))

@@ -45,3 +45,52 @@ func TestBackwardStorage(t *testing.T) {
 		}
 	}
 }
+
+// Only a backward over rows without a mean, with gamma alone, in float32
+// and without a residual fuses its column sum into the Rows kernel; the
+// fused value is the Rows kernel's dy*xhat: a product of the loaded dy
+// and x times the row's rstd, the operands Params multiplies.
+func TestBackwardFused(t *testing.T) {
+	rms := spec.Kernel{Name: "R", Axis: "last", Epsilon: 1e-6, Scale: true, Backward: true}
+	for _, c := range []struct {
+		edit  func(*spec.Kernel)
+		fused bool
+	}{
+		{func(*spec.Kernel) {}, true},
+		{func(k *spec.Kernel) { k.Storage = "f32" }, true},
+		{func(k *spec.Kernel) { k.Mean = true }, false},
+		{func(k *spec.Kernel) { k.Shift = true }, false},
+		{func(k *spec.Kernel) { k.ScaleOffset = 1 }, false},
+		{func(k *spec.Kernel) { k.Storage = "bf16" }, false},
+		{func(k *spec.Kernel) { k.Residual = &spec.Residual{Alpha: 1} }, false},
+		{func(k *spec.Kernel) { k.Axis = "groups"; k.Groups = 2 }, false},
+	} {
+		k := rms
+		c.edit(&k)
+		bw, err := NewBackward(k)
+		if err != nil {
+			t.Fatalf("%+v: %v", k, err)
+		}
+		if (bw.Fused != nil) != c.fused {
+			t.Errorf("%+v: fused %v, want %v", k, bw.Fused != nil, c.fused)
+			continue
+		}
+		if bw.Fused == nil {
+			continue
+		}
+		lp, ok := bw.Rows.Body[bw.Fused.Loop].(*ir.Loop)
+		if !ok || bw.Fused.Out != "dgamma" || bw.Params.ArrayIndex("dgamma") < 0 {
+			t.Fatalf("%+v: fused sum %+v is not a loop's dgamma", k, bw.Fused)
+		}
+		p := lp.Ops[bw.Fused.V]
+		if p.Code != ir.VMul {
+			t.Fatalf("%+v: fused value is %v, want a product", k, p.Code)
+		}
+		d, xh := lp.Ops[p.Args[0]], lp.Ops[p.Args[1]]
+		if d.Code != ir.VLoad || bw.Rows.Arrays[d.Array].Name != "dy" || xh.Code != ir.VMul ||
+			lp.Ops[xh.Args[0]].Code != ir.VLoad || bw.Rows.Arrays[lp.Ops[xh.Args[0]].Array].Name != "x" ||
+			lp.Ops[xh.Args[1]].Code != ir.VSplat {
+			t.Errorf("%+v: fused value is not dy*(x*rstd)", k)
+		}
+	}
+}

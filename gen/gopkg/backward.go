@@ -161,6 +161,12 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 			"// the same bits; only rows after one whose float32 sums left float32's\n"+
 			"// range (which the float64 path then computed) may differ in their last bits.", name, name, name)
 	} else {
+		// A call whose dy and x stay in L2 as a whole needs no blocks for
+		// them: its sums run over all its rows at once, sparing the
+		// totals' adds; its Rows kernel still runs block by block, as
+		// Parallel runs it.
+		rb := paramsRowBytes(bw.Params)
+		whole := id("rows").Op("*").Add(hExpr(h)).Op("*").Lit(rb).Op("<=").Id("bwdWholeBytes")
 		blockDecl := jen.Const().Id("block").Op("=").Lit(backwardBlockRows(h, paramsRowBytes(bw.Params)))
 		if h == 0 {
 			blockDecl = id("block").Op(":=").Id("bwdBlockRows").Call(id("h").Op("*").Lit(paramsRowBytes(bw.Params)))
@@ -180,13 +186,11 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 				}
 			}
 		}
-		// A call whose dy and x stay in L2 as a whole needs no blocks for
-		// them: its sums run over all its rows at once, sparing the
-		// totals' adds; its Rows kernel still runs block by block, as
-		// Parallel runs it.
-		rb := paramsRowBytes(bw.Params)
-		whole := id("rows").Op("*").Add(hExpr(h)).Op("*").Lit(rb).Op("<=").Id("bwdWholeBytes")
-		body = append(body, blockDecl,
+		body = append(body, blockDecl)
+		if bw.Fused != nil {
+			body = append(body, fusedSumsCall(k, h, whole.Clone()))
+		}
+		body = append(body,
 			id("inPlace").Op(":=").Add(inPlace),
 			jen.If(whole.Clone()).Block(
 				jen.If(id("inPlace")).Block(
@@ -222,6 +226,72 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	parallel := jen.Comment(pdoc).Line().Func().Id(name + "Parallel").Params(backwardParams(bw.Args, h)...).Block(pbody...)
 
 	return jen.Add(entry).Line().Line().Add(parallel).Line().Line().Add(backwardCheck(k, h))
+}
+
+// fusedSums is the pure-Go build's serial path of a backward whose Rows
+// kernel's float32 form adds the column sums itself (algo.FusedSums):
+// the rows in chunks, each chunk's sums one float32 chain per column
+// added into float64 totals, the chunks being Params' (ir.SumChunk rows
+// when the call is whole, else the blocks), so every value has the bits
+// of the Rows and Params kernels that Parallel runs.
+func fusedSumsCall(k Kernel, h int, whole *jen.Statement) jen.Code {
+	bw := k.Plan.Backward
+	id := jen.Id
+	out := bw.Fused.Out
+	call := func(lo, hi *jen.Statement) jen.Code {
+		args := []jen.Code{id(out)}
+		for _, a := range bw.Rows.Arrays {
+			switch {
+			case lo == nil || a.Role == ir.Param:
+				args = append(args, id(a.Name))
+			case a.Role.PerRow():
+				args = append(args, id(a.Name).Index(lo.Clone(), hi.Clone()))
+			default:
+				args = append(args, id(a.Name).Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
+			}
+		}
+		n := id("rows")
+		if lo != nil {
+			n = hi.Clone().Op("-").Add(lo.Clone())
+		}
+		args = append(args, n, hExpr(h))
+		return id(golang.FusedName(bw.Rows)).Call(args...)
+	}
+	return jen.If(id("fusedSums")).Block(
+		jen.Comment("Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer)."),
+		id("chunk").Op(":=").Lit(ir.SumChunk),
+		jen.If(jen.Op("!").Parens(whole)).Block(id("chunk").Op("=").Id("block")),
+		jen.If(id("rows").Op("<=").Id("chunk")).Block(
+			jen.Clear(id(out)),
+			call(nil, nil),
+			jen.Return()),
+		id("t").Op(":=").Id("bwdTotals").Call(hExpr(h)),
+		jen.For(id("lo").Op(":=").Lit(0), id("lo").Op("<").Id("rows"), id("lo").Op("+=").Id("chunk")).Block(
+			id("hi").Op(":=").Min(id("lo").Op("+").Id("chunk"), id("rows")),
+			jen.Clear(id(out)),
+			call(id("lo"), id("hi")),
+			id("bwdAdd").Call(jen.Op("*").Id("t"), id(out))),
+		id("bwdStore").Call(id(out), jen.Op("*").Id("t")),
+		id("bwdTotalsPool").Dot("Put").Call(id("t")),
+		jen.Return())
+}
+
+// hasFusedSums reports a kernel whose pure-Go backward adds its column
+// sums in the Rows kernel (the fusedSums constant is true under purego).
+func (p *Package) hasFusedSums() bool {
+	for _, k := range p.Kernels {
+		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() && bw.Fused != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fusedSumsConst declares fusedSums: whether the backward entry points
+// run the pure-Go fused sums (the purego build) or the kernels apart.
+func fusedSumsConst(pureGo bool) jen.Code {
+	return jen.Comment("Whether the backward entry points have the pure-Go Rows kernel add the column sums.").Line().
+		Const().Id("fusedSums").Op("=").Lit(pureGo)
 }
 
 // Blocked backward: the entry points run the rows in blocks whose dy and

@@ -123,8 +123,23 @@ const ntMinBytes = "ntMinBytes"
 // reference).
 func GenericFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
+	rows := map[*ir.Kernel]bool{} // backward Rows kernels: golang.RowFunc
+	for _, k := range p.Kernels {
+		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() {
+			rows[bw.Rows] = true
+		}
+	}
 	for _, k := range p.implKernels() {
+		if rows[k.IR] {
+			f.Add(golang.RowFunc(k.IR)).Line()
+			continue
+		}
 		f.Add(golang.Func(k.IR)).Line()
+	}
+	for _, k := range p.Kernels {
+		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() && bw.Fused != nil {
+			f.Add(golang.FusedFunc(bw.Rows, bw.Fused.Loop, bw.Fused.V, bw.Fused.Out)).Line()
+		}
 	}
 	return render(f)
 }
@@ -189,6 +204,9 @@ func ArchFile(p *Package, goarch string) ([]byte, error) {
 	}
 	f.Add(isaOfFunc(p, func(k Kernel) []target.ISA { return k.isas(goarch) })).Line()
 	f.Add(implementationFunc(p.isas(goarch)))
+	if p.hasFusedSums() {
+		f.Line().Add(fusedSumsConst(false))
+	}
 	return render(f)
 }
 
@@ -214,6 +232,9 @@ func OtherFile(p *Package) ([]byte, error) {
 	}
 	f.Add(isaOfFunc(p, func(Kernel) []target.ISA { return nil })).Line()
 	f.Add(implementationFunc(nil))
+	if p.hasFusedSums() {
+		f.Line().Add(fusedSumsConst(true))
+	}
 	return render(f)
 }
 

@@ -3178,13 +3178,20 @@ pass1tailDone:
 	BLT	done
 	FCMPS	F28, F23
 	BHI	done
+	// s11 = 0 - s6
+	FSUBS	F24, F30, F24
+	// s12 = s11 * s1
+	FMULS	F26, F24, F24
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s12 <= 3.4028235e+38
+	FCMPS	F29, F24
+	BLT	done
+	FCMPS	F28, F24
+	BHI	done
 	// dgain[row] = s3
 	FMOVS	F0, (R1)
 	// dbias[row] = s7
 	FMOVS	F4, (R2)
-	// s11 = 0 - s6
-	FSUBS	F24, F30, F24
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s12 + (dy*s2 - s9))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V23.S[0], V23.S4
 	VDUP	V24.S[0], V24.S4
@@ -3210,10 +3217,6 @@ pass2main:
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
 	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD	$0x6e3adce7 // fmul v7.4s, v7.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	VFMLA	V24.S4, V6.S4, V2.S4
@@ -3238,8 +3241,6 @@ pass2mainDone:
 	VLD1.P	32(R13), [V4.S4, V5.S4]
 	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
@@ -3253,7 +3254,6 @@ pass2vec2Done:
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	VLD1.P	16(R13), [V6.S4]
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
 	VFMLA	V24.S4, V6.S4, V2.S4
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R11)
@@ -3266,7 +3266,6 @@ pass2tail:
 	FSUBS	F23, F0, F0
 	FMOVS.P	4(R13), F4
 	FSUBS	F27, F4, F4
-	FMULS	F26, F4, F4
 	FMADDS	F24, F0, F4, F0
 	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R11)
@@ -3519,13 +3518,30 @@ pass1vec1Done:
 	AND	R12, R11, R11
 	ADD	$1, R11, R11
 	CBNZ	R11, done
+	// s11 = 0 - s6
+	WORD	$0x4ebad7da // fsub v26.4s, v30.4s, v26.4s
+	// s12 = s11 * s1
+	WORD	$0x6e3cdf5a // fmul v26.4s, v26.4s, v28.4s
+	// guard: the block goes to the caller unless -3.4028235e+38 <= s12 <= 3.4028235e+38 in each of its rows
+	MOVW	$0xff7fffff, R11
+	FMOVS	R11, F24
+	VDUP	V24.S[0], V24.S4
+	MOVW	$0x7f7fffff, R11
+	FMOVS	R11, F23
+	VDUP	V23.S[0], V23.S4
+	WORD	$0x6e38e758 // fcmge v24.4s, v26.4s, v24.4s
+	WORD	$0x6e3ae6f7 // fcmge v23.4s, v23.4s, v26.4s
+	VAND	V23.B16, V24.B16, V24.B16
+	VMOV	V24.D[0], R11
+	VMOV	V24.D[1], R12
+	AND	R12, R11, R11
+	ADD	$1, R11, R11
+	CBNZ	R11, done
 	// dgain[row] = s3
 	VST1	[V0.S4], (R1)
 	// dbias[row] = s7
 	VST1	[V4.S4], (R2)
-	// s11 = 0 - s6
-	WORD	$0x4ebad7da // fsub v26.4s, v30.4s, v26.4s
-	// pass 2 over the block's rows: dx = ((x - s0)*s1*s11 + (dy*s2 - s9))*s1
+	// pass 2 over the block's rows: dx = ((x - s0)*s12 + (dy*s2 - s9))*s1
 	MOVD	R0, R11
 	MOVD	R3, R12
 	MOVD	R4, R13
@@ -3555,10 +3571,6 @@ pass2:
 	WORD	$0x4ebdd4a5 // fsub v5.4s, v5.4s, v29.4s
 	WORD	$0x4ebdd4c6 // fsub v6.4s, v6.4s, v29.4s
 	WORD	$0x4ebdd4e7 // fsub v7.4s, v7.4s, v29.4s
-	WORD	$0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
-	WORD	$0x6e3cdca5 // fmul v5.4s, v5.4s, v28.4s
-	WORD	$0x6e3cdcc6 // fmul v6.4s, v6.4s, v28.4s
-	WORD	$0x6e3cdce7 // fmul v7.4s, v7.4s, v28.4s
 	VFMLA	V26.S4, V4.S4, V0.S4
 	VFMLA	V26.S4, V5.S4, V1.S4
 	VFMLA	V26.S4, V6.S4, V2.S4
@@ -3592,8 +3604,6 @@ pass2done:
 	WORD	$0x3cea69a5 // ldr q5, [x13, x10]
 	WORD	$0x4ebdd484 // fsub v4.4s, v4.4s, v29.4s
 	WORD	$0x4ebdd4a5 // fsub v5.4s, v5.4s, v29.4s
-	WORD	$0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
-	WORD	$0x6e3cdca5 // fmul v5.4s, v5.4s, v28.4s
 	VFMLA	V26.S4, V4.S4, V0.S4
 	VFMLA	V26.S4, V5.S4, V1.S4
 	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
@@ -3612,7 +3622,6 @@ pass2vec2Done:
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	VLD1	(R13), [V6.S4]
 	WORD	$0x4ebdd4c6 // fsub v6.4s, v6.4s, v29.4s
-	WORD	$0x6e3cdcc6 // fmul v6.4s, v6.4s, v28.4s
 	VFMLA	V26.S4, V6.S4, V2.S4
 	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
 	VST1	[V2.S4], (R11)
@@ -5300,7 +5309,14 @@ pass1tailDone:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F26, F24, F24
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F24
+	BLT	done
+	FCMPS	F28, F24
+	BHI	done
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -5328,10 +5344,6 @@ pass2main:
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
 	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD	$0x6e3adce7 // fmul v7.4s, v7.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	VFMLA	V24.S4, V6.S4, V2.S4
@@ -5356,8 +5368,6 @@ pass2mainDone:
 	VLD1.P	32(R11), [V4.S4, V5.S4]
 	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
@@ -5371,7 +5381,6 @@ pass2vec2Done:
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	VLD1.P	16(R11), [V6.S4]
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
 	VFMLA	V24.S4, V6.S4, V2.S4
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R9)
@@ -5384,7 +5393,6 @@ pass2tail:
 	FSUBS	F25, F0, F0
 	FMOVS.P	4(R11), F4
 	FSUBS	F27, F4, F4
-	FMULS	F26, F4, F4
 	FMADDS	F24, F0, F4, F0
 	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R9)

@@ -1200,16 +1200,21 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
+		s11 := 0 - s6
+		s12 := s11 * s1
+		if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
+			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
 		dgain[r] = s3
 		dbias[r] = s7
-		s11 := 0 - s6
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base:][:seglen]
 			dyRow := dy[base:][:seglen]
 			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dxRow[i] = ((xRow[i]-s0)*s1*s11 + (dyRow[i]*s2 - s9)) * s1
+				dxRow[i] = ((xRow[i]-s0)*s12 + (dyRow[i]*s2 - s9)) * s1
 			}
 		}
 	}
@@ -1241,16 +1246,17 @@ func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, r
 		s7 := acc1
 		s8 := s7 * s4
 		s9 := s2 * s8
+		s11 := 0 - s6
+		s12 := s11 * s1
 		dgain[r] = float32(s3)
 		dbias[r] = float32(s7)
-		s11 := 0 - s6
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = float32(((float64(xRow[i])-s0)*s1*s11 + (float64(dyRow[i])*s2 - s9)) * s1)
+				dxRow[i] = float32(((float64(xRow[i])-s0)*s12 + (float64(dyRow[i])*s2 - s9)) * s1)
 			}
 		}
 	}
@@ -1270,7 +1276,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var s1Cols [1024]float32
 	var s2Cols [1024]float32
 	var s9Cols [1024]float32
-	var s11Cols [1024]float32
+	var s12Cols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -1367,6 +1373,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 		for c := range n {
 			r := r0 + c
 			s2 := s2Cols[c]
+			s1 := s1Cols[c]
 			s3 := acc0Chunks[c]
 			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 				rejected[c] = true
@@ -1394,10 +1401,16 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				rejects++
 				continue
 			}
+			s11 := 0 - s6
+			s12 := s11 * s1
+			s12Cols[c] = s12
+			if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
+				rejected[c] = true
+				rejects++
+				continue
+			}
 			dgain[r] = s3
 			dbias[r] = s7
-			s11 := 0 - s6
-			s11Cols[c] = s11
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1416,8 +1429,8 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s2Run := s2Cols[lo:][:w]
 			s9Run := s9Cols[lo:][:w]
 			s0Run := s0Cols[lo:][:w]
+			s12Run := s12Cols[lo:][:w]
 			s1Run := s1Cols[lo:][:w]
-			s11Run := s11Cols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
 				dxLine0 := dx[i*stride+r0+lo:][:w]
@@ -1436,12 +1449,12 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 					s2Col := s2Run[c]
 					s9Col := s9Run[c]
 					s0Col := s0Run[c]
+					s12Col := s12Run[c]
 					s1Col := s1Run[c]
-					s11Col := s11Run[c]
-					dxLine0[c] = ((xLine0[c]-s0Col)*s1Col*s11Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
-					dxLine1[c] = ((xLine1[c]-s0Col)*s1Col*s11Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
-					dxLine2[c] = ((xLine2[c]-s0Col)*s1Col*s11Col + (dyLine2[c]*s2Col - s9Col)) * s1Col
-					dxLine3[c] = ((xLine3[c]-s0Col)*s1Col*s11Col + (dyLine3[c]*s2Col - s9Col)) * s1Col
+					dxLine0[c] = ((xLine0[c]-s0Col)*s12Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
+					dxLine1[c] = ((xLine1[c]-s0Col)*s12Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
+					dxLine2[c] = ((xLine2[c]-s0Col)*s12Col + (dyLine2[c]*s2Col - s9Col)) * s1Col
+					dxLine3[c] = ((xLine3[c]-s0Col)*s12Col + (dyLine3[c]*s2Col - s9Col)) * s1Col
 				}
 			}
 			for ; i < h; i++ {
@@ -1452,9 +1465,9 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 					s2Col := s2Run[c]
 					s9Col := s9Run[c]
 					s0Col := s0Run[c]
+					s12Col := s12Run[c]
 					s1Col := s1Run[c]
-					s11Col := s11Run[c]
-					dxLine[c] = ((xLine[c]-s0Col)*s1Col*s11Col + (dyLine[c]*s2Col - s9Col)) * s1Col
+					dxLine[c] = ((xLine[c]-s0Col)*s12Col + (dyLine[c]*s2Col - s9Col)) * s1Col
 				}
 			}
 			lo = hi
@@ -1490,11 +1503,12 @@ func convnormGoBatchNormTrainBackwardColumnsAnyF64(dx, dgain, dbias, dy, x, mean
 		s7 := acc1
 		s8 := s7 * s4
 		s9 := s2 * s8
+		s11 := 0 - s6
+		s12 := s11 * s1
 		dgain[r] = float32(s3)
 		dbias[r] = float32(s7)
-		s11 := 0 - s6
 		for i := range h {
-			dx[i*stride+r] = float32(((float64(x[i*stride+r])-s0)*s1*s11 + (float64(dy[i*stride+r])*s2 - s9)) * s1)
+			dx[i*stride+r] = float32(((float64(x[i*stride+r])-s0)*s12 + (float64(dy[i*stride+r])*s2 - s9)) * s1)
 		}
 	}
 }
@@ -2420,6 +2434,11 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 			continue
 		}
 		s8 := 0 - s6
+		s9 := s8 * s1
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base:][:seglen]
@@ -2427,7 +2446,7 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 			xRow := x[base:][:seglen]
 			gammaSeg := gamma[r*segs+k]
 			for i := range seglen {
-				dxRow[i] = ((xRow[i]-s0)*s1*s8 + (dyRow[i]*gammaSeg - s4)) * s1
+				dxRow[i] = ((xRow[i]-s0)*s9 + (dyRow[i]*gammaSeg - s4)) * s1
 			}
 		}
 	}
@@ -2457,13 +2476,14 @@ func convnormGoGroupNormBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []float3
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = float32(((float64(xRow[i])-s0)*s1*s8 + (float64(dyRow[i])*float64(gamma[r*segs+k]) - s4)) * s1)
+				dxRow[i] = float32(((float64(xRow[i])-s0)*s9 + (float64(dyRow[i])*float64(gamma[r*segs+k]) - s4)) * s1)
 			}
 		}
 	}

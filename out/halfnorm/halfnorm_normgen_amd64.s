@@ -18758,17 +18758,31 @@ loop0_summed:
 	VMOVD R10, X3
 
 	// s8 = 0 - s6
-	VSUBSS X2, X3, X5
+	VSUBSS X2, X3, X2
 
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X2, X5
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X2
+	VUCOMISS X2, X5
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X2
+	VUCOMISS X5, X2
+	JA       done
+
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z2
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z3
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
+	VBROADCASTSS X1, Z1
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -18786,7 +18800,6 @@ loop1:
 	VPMOVZXWD    (DX)(R11*2), Z7
 	VPSLLD       $0x10, Z7, Z7
 	VSUBPS       Z0, Z7, Z7
-	VMULPS       Z1, Z7, Z7
 	VFMADD231PS  Z5, Z7, Z6
 	VMULPS       Z1, Z6, Z6
 	VPMOVZXWD    32(CX)(R11*2), Z7
@@ -18797,7 +18810,6 @@ loop1:
 	VPMOVZXWD    32(DX)(R11*2), Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z5, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VFPCLASSPSZ  $0x20, Z6, K2
@@ -18836,7 +18848,6 @@ bf16_0:
 	VPMOVZXWD    64(DX)(R11*2), Z7
 	VPSLLD       $0x10, Z7, Z7
 	VSUBPS       Z0, Z7, Z7
-	VMULPS       Z1, Z7, Z7
 	VFMADD231PS  Z5, Z7, Z6
 	VMULPS       Z1, Z6, Z6
 	VPMOVZXWD    96(CX)(R11*2), Z7
@@ -18847,7 +18858,6 @@ bf16_0:
 	VPMOVZXWD    96(DX)(R11*2), Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z5, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VFPCLASSPSZ  $0x20, Z6, K2
@@ -18897,7 +18907,6 @@ loop1_vector:
 	VPMOVZXWD    (DX)(R11*2), Z7
 	VPSLLD       $0x10, Z7, Z7
 	VSUBPS       Z0, Z7, Z7
-	VMULPS       Z1, Z7, Z7
 	VFMADD231PS  Z5, Z7, Z6
 	VMULPS       Z1, Z6, Z6
 	VFPCLASSPSZ  $0x20, Z6, K2
@@ -18935,7 +18944,6 @@ loop1_tail:
 	VPMOVZXWD    Y7, Z7
 	VPSLLD       $0x10, Z7, Z7
 	VSUBPS       Z0, Z7, Z7
-	VMULPS       Z1, Z7, Z7
 	VFMADD231PS  Z5, Z7, Z6
 	VMULPS       Z1, Z6, Z6
 	VFPCLASSPSZ  $0x20, Z6, K2
@@ -19442,7 +19450,21 @@ loop0_summed:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z4
 	MOVL         $0x00400000, R10
@@ -19460,8 +19482,8 @@ loop0_summed:
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -19479,7 +19501,6 @@ loop1:
 	VPMOVZXWD    (DX)(R11*2), Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z3, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VPMOVZXWD    32(CX)(R11*2), Z8
@@ -19490,7 +19511,6 @@ loop1:
 	VPMOVZXWD    32(DX)(R11*2), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VSUBPS       Z0, Z9, Z9
-	VMULPS       Z1, Z9, Z9
 	VFMADD231PS  Z3, Z9, Z8
 	VMULPS       Z1, Z8, Z8
 	VPSLLD       $0x0f, Z7, Z9
@@ -19515,7 +19535,6 @@ loop1:
 	VPMOVZXWD    64(DX)(R11*2), Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z3, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VPMOVZXWD    96(CX)(R11*2), Z8
@@ -19526,7 +19545,6 @@ loop1:
 	VPMOVZXWD    96(DX)(R11*2), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VSUBPS       Z0, Z9, Z9
-	VMULPS       Z1, Z9, Z9
 	VFMADD231PS  Z3, Z9, Z8
 	VMULPS       Z1, Z8, Z8
 	VPSLLD       $0x0f, Z7, Z9
@@ -19562,7 +19580,6 @@ loop1_vector:
 	VPMOVZXWD    (DX)(R11*2), Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z3, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VPSLLD       $0x0f, Z7, Z8
@@ -19591,7 +19608,6 @@ loop1_tail:
 	VPMOVZXWD    Y8, Z8
 	VPSLLD       $0x10, Z8, Z8
 	VSUBPS       Z0, Z8, Z8
-	VMULPS       Z1, Z8, Z8
 	VFMADD231PS  Z3, Z8, Z7
 	VMULPS       Z1, Z7, Z7
 	VPSLLD       $0x0f, Z7, Z8
@@ -20107,9 +20123,23 @@ loop0_summed:
 	VMOVD R10, X4
 
 	// s8 = 0 - s6
-	VSUBSS X3, X4, X5
+	VSUBSS X3, X4, X3
 
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X5
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X5
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X5, X3
+	JA       done
+
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VMOVD        R10, X3
 	VPBROADCASTD X3, Y3
@@ -20118,8 +20148,8 @@ loop0_summed:
 	VPBROADCASTD X4, Y4
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X5, Y5
+	VBROADCASTSS X1, Y1
 	MOVQ         segs+56(FP), R10
 
 loop1_seg:
@@ -20137,7 +20167,6 @@ loop1:
 	VPMOVZXWD    (DX)(R11*2), Y8
 	VPSLLD       $0x10, Y8, Y8
 	VSUBPS       Y0, Y8, Y8
-	VMULPS       Y1, Y8, Y8
 	VFMADD231PS  Y5, Y8, Y7
 	VMULPS       Y1, Y7, Y7
 	VPMOVZXWD    16(CX)(R11*2), Y8
@@ -20148,7 +20177,6 @@ loop1:
 	VPMOVZXWD    16(DX)(R11*2), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VSUBPS       Y0, Y9, Y9
-	VMULPS       Y1, Y9, Y9
 	VFMADD231PS  Y5, Y9, Y8
 	VMULPS       Y1, Y8, Y8
 	VPSLLD       $0x0f, Y7, Y9
@@ -20178,7 +20206,6 @@ loop1:
 	VPMOVZXWD    32(DX)(R11*2), Y8
 	VPSLLD       $0x10, Y8, Y8
 	VSUBPS       Y0, Y8, Y8
-	VMULPS       Y1, Y8, Y8
 	VFMADD231PS  Y5, Y8, Y7
 	VMULPS       Y1, Y7, Y7
 	VPMOVZXWD    48(CX)(R11*2), Y8
@@ -20189,7 +20216,6 @@ loop1:
 	VPMOVZXWD    48(DX)(R11*2), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VSUBPS       Y0, Y9, Y9
-	VMULPS       Y1, Y9, Y9
 	VFMADD231PS  Y5, Y9, Y8
 	VMULPS       Y1, Y8, Y8
 	VPSLLD       $0x0f, Y7, Y9
@@ -20230,7 +20256,6 @@ loop1_vector:
 	VPMOVZXWD    (DX)(R11*2), Y8
 	VPSLLD       $0x10, Y8, Y8
 	VSUBPS       Y0, Y8, Y8
-	VMULPS       Y1, Y8, Y8
 	VFMADD231PS  Y5, Y8, Y7
 	VMULPS       Y1, Y7, Y7
 	VPSLLD       $0x0f, Y7, Y8
@@ -20263,7 +20288,6 @@ loop1_element:
 	SHLL        $0x10, R12
 	VMOVD       R12, X7
 	VSUBSS      X0, X7, X7
-	VMULSS      X1, X7, X7
 	VFMADD231SS X5, X7, X6
 	VMULSS      X1, X6, X6
 	VPSLLD      $0x0f, X6, X7
@@ -26792,15 +26816,71 @@ bloop0:
 	// s8 = 0 - s6
 	VSUBSS X9, X14, X9
 
-	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X4, X15, X14
+
+	// s9 = s8 * s1
+	VMULSS X5, X11, X11
+
+	// s9 = s8 * s1
+	VMULSS X6, X13, X13
+
+	// s9 = s8 * s1
+	VMULSS X7, X9, X9
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X15, X14
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X14, X15
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X15, X11
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X11, X15
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X15, X13
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X13, X15
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X15, X9
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X15
+	VUCOMISS X9, X15
+	JA       row
+
+	// pass 2 over row 1 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
-	VPBROADCASTD R10, Z14
+	VPBROADCASTD R10, Z15
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z17
 	VBROADCASTSS X16, Z16
 	VBROADCASTSS X0, Z0
+	VBROADCASTSS X14, Z14
 	VBROADCASTSS X4, Z4
-	VBROADCASTSS X15, Z15
 	XORQ         R10, R10
 
 b0loop1:
@@ -26817,8 +26897,7 @@ b0loop1:
 	VPMOVZXWD   (DX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z15, Z19, Z18
+	VFMADD231PS Z14, Z19, Z18
 	VMULPS      Z4, Z18, Z18
 	VPMOVZXWD   32(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
@@ -26828,8 +26907,7 @@ b0loop1:
 	VPMOVZXWD   32(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
 	VSUBPS      Z0, Z20, Z20
-	VMULPS      Z4, Z20, Z20
-	VFMADD231PS Z15, Z20, Z19
+	VFMADD231PS Z14, Z20, Z19
 	VMULPS      Z4, Z19, Z19
 	VFPCLASSPSZ $0x20, Z18, K1
 	VFPCLASSPSZ $0x20, Z19, K2
@@ -26841,7 +26919,7 @@ b0loop1:
 	JZ           bf16_0
 	VPSLLD       $0x0f, Z18, Z20
 	VPSRLD       $0x1f, Z20, Z20
-	VPADDD       Z14, Z20, Z20
+	VPADDD       Z15, Z20, Z20
 	VPADDD       Z18, Z20, Z20
 	VCMPPS       $0x03, Z18, Z18, K1
 	VPORD        Z17, Z18, K1, Z20
@@ -26849,7 +26927,7 @@ b0loop1:
 	VPMOVDW      Z20, Y21
 	VPSLLD       $0x0f, Z19, Z18
 	VPSRLD       $0x1f, Z18, Z18
-	VPADDD       Z14, Z18, Z18
+	VPADDD       Z15, Z18, Z18
 	VPADDD       Z19, Z18, Z18
 	VCMPPS       $0x03, Z19, Z19, K1
 	VPORD        Z17, Z19, K1, Z18
@@ -26867,8 +26945,7 @@ bf16_0:
 	VPMOVZXWD   64(DX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
 	VSUBPS      Z0, Z19, Z19
-	VMULPS      Z4, Z19, Z19
-	VFMADD231PS Z15, Z19, Z18
+	VFMADD231PS Z14, Z19, Z18
 	VMULPS      Z4, Z18, Z18
 	VPMOVZXWD   96(CX)(R10*2), Z19
 	VPSLLD      $0x10, Z19, Z19
@@ -26878,8 +26955,7 @@ bf16_0:
 	VPMOVZXWD   96(DX)(R10*2), Z20
 	VPSLLD      $0x10, Z20, Z20
 	VSUBPS      Z0, Z20, Z20
-	VMULPS      Z4, Z20, Z20
-	VFMADD231PS Z15, Z20, Z19
+	VFMADD231PS Z14, Z20, Z19
 	VMULPS      Z4, Z19, Z19
 	VFPCLASSPSZ $0x20, Z18, K1
 	VFPCLASSPSZ $0x20, Z19, K2
@@ -26891,7 +26967,7 @@ bf16_0:
 	JZ           bf16_1
 	VPSLLD       $0x0f, Z18, Z20
 	VPSRLD       $0x1f, Z20, Z20
-	VPADDD       Z14, Z20, Z20
+	VPADDD       Z15, Z20, Z20
 	VPADDD       Z18, Z20, Z20
 	VCMPPS       $0x03, Z18, Z18, K1
 	VPORD        Z17, Z18, K1, Z20
@@ -26899,7 +26975,7 @@ bf16_0:
 	VPMOVDW      Z20, Y21
 	VPSLLD       $0x0f, Z19, Z18
 	VPSRLD       $0x1f, Z18, Z18
-	VPADDD       Z14, Z18, Z18
+	VPADDD       Z15, Z18, Z18
 	VPADDD       Z19, Z18, Z18
 	VCMPPS       $0x03, Z19, Z19, K1
 	VPORD        Z17, Z19, K1, Z18
@@ -26913,15 +26989,15 @@ bf16_1:
 	CMPQ      R10, $+768
 	JB        b0loop1
 
-	// pass 2 over row 2 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z0
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z4
 	VBROADCASTSS X10, Z10
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z5
 	VBROADCASTSS X11, Z11
+	VBROADCASTSS X5, Z5
 	XORQ         R10, R10
 
 b1loop1:
@@ -26938,7 +27014,6 @@ b1loop1:
 	VPMOVZXWD   1536(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z1, Z15, Z15
-	VMULPS      Z5, Z15, Z15
 	VFMADD231PS Z11, Z15, Z14
 	VMULPS      Z5, Z14, Z14
 	VPMOVZXWD   1568(CX)(R10*2), Z15
@@ -26949,7 +27024,6 @@ b1loop1:
 	VPMOVZXWD   1568(DX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z1, Z16, Z16
-	VMULPS      Z5, Z16, Z16
 	VFMADD231PS Z11, Z16, Z15
 	VMULPS      Z5, Z15, Z15
 	VFPCLASSPSZ $0x20, Z14, K1
@@ -26988,7 +27062,6 @@ bf16_2:
 	VPMOVZXWD   1600(DX)(R10*2), Z15
 	VPSLLD      $0x10, Z15, Z15
 	VSUBPS      Z1, Z15, Z15
-	VMULPS      Z5, Z15, Z15
 	VFMADD231PS Z11, Z15, Z14
 	VMULPS      Z5, Z14, Z14
 	VPMOVZXWD   1632(CX)(R10*2), Z15
@@ -26999,7 +27072,6 @@ bf16_2:
 	VPMOVZXWD   1632(DX)(R10*2), Z16
 	VPSLLD      $0x10, Z16, Z16
 	VSUBPS      Z1, Z16, Z16
-	VMULPS      Z5, Z16, Z16
 	VFMADD231PS Z11, Z16, Z15
 	VMULPS      Z5, Z15, Z15
 	VFPCLASSPSZ $0x20, Z14, K1
@@ -27034,15 +27106,15 @@ bf16_3:
 	CMPQ      R10, $+768
 	JB        b1loop1
 
-	// pass 2 over row 3 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 3 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z0
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z1
 	VBROADCASTSS X12, Z4
 	VBROADCASTSS X2, Z2
-	VBROADCASTSS X6, Z5
-	VBROADCASTSS X13, Z6
+	VBROADCASTSS X13, Z5
+	VBROADCASTSS X6, Z6
 	XORQ         R10, R10
 
 b2loop1:
@@ -27059,9 +27131,8 @@ b2loop1:
 	VPMOVZXWD   3072(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z6, Z11, Z10
-	VMULPS      Z5, Z10, Z10
+	VFMADD231PS Z5, Z11, Z10
+	VMULPS      Z6, Z10, Z10
 	VPMOVZXWD   3104(CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VMOVUPS     64(DI)(R10*4), Z12
@@ -27070,9 +27141,8 @@ b2loop1:
 	VPMOVZXWD   3104(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z2, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VFMADD231PS Z6, Z12, Z11
-	VMULPS      Z5, Z11, Z11
+	VFMADD231PS Z5, Z12, Z11
+	VMULPS      Z6, Z11, Z11
 	VFPCLASSPSZ $0x20, Z10, K1
 	VFPCLASSPSZ $0x20, Z11, K2
 
@@ -27109,9 +27179,8 @@ bf16_4:
 	VPMOVZXWD   3136(DX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VSUBPS      Z2, Z11, Z11
-	VMULPS      Z5, Z11, Z11
-	VFMADD231PS Z6, Z11, Z10
-	VMULPS      Z5, Z10, Z10
+	VFMADD231PS Z5, Z11, Z10
+	VMULPS      Z6, Z10, Z10
 	VPMOVZXWD   3168(CX)(R10*2), Z11
 	VPSLLD      $0x10, Z11, Z11
 	VMOVUPS     192(DI)(R10*4), Z12
@@ -27120,9 +27189,8 @@ bf16_4:
 	VPMOVZXWD   3168(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z2, Z12, Z12
-	VMULPS      Z5, Z12, Z12
-	VFMADD231PS Z6, Z12, Z11
-	VMULPS      Z5, Z11, Z11
+	VFMADD231PS Z5, Z12, Z11
+	VMULPS      Z6, Z11, Z11
 	VFPCLASSPSZ $0x20, Z10, K1
 	VFPCLASSPSZ $0x20, Z11, K2
 
@@ -27155,15 +27223,15 @@ bf16_5:
 	CMPQ      R10, $+768
 	JB        b2loop1
 
-	// pass 2 over row 4 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 4 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z0
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z1
 	VBROADCASTSS X8, Z2
 	VBROADCASTSS X3, Z3
-	VBROADCASTSS X7, Z4
-	VBROADCASTSS X9, Z5
+	VBROADCASTSS X9, Z4
+	VBROADCASTSS X7, Z5
 	XORQ         R10, R10
 
 b3loop1:
@@ -27180,9 +27248,8 @@ b3loop1:
 	VPMOVZXWD   4608(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
+	VFMADD231PS Z4, Z7, Z6
+	VMULPS      Z5, Z6, Z6
 	VPMOVZXWD   4640(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VMOVUPS     64(DI)(R10*4), Z8
@@ -27191,9 +27258,8 @@ b3loop1:
 	VPMOVZXWD   4640(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z3, Z8, Z8
-	VMULPS      Z4, Z8, Z8
-	VFMADD231PS Z5, Z8, Z7
-	VMULPS      Z4, Z7, Z7
+	VFMADD231PS Z4, Z8, Z7
+	VMULPS      Z5, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
 
@@ -27230,9 +27296,8 @@ bf16_6:
 	VPMOVZXWD   4672(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z3, Z7, Z7
-	VMULPS      Z4, Z7, Z7
-	VFMADD231PS Z5, Z7, Z6
-	VMULPS      Z4, Z6, Z6
+	VFMADD231PS Z4, Z7, Z6
+	VMULPS      Z5, Z6, Z6
 	VPMOVZXWD   4704(CX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VMOVUPS     192(DI)(R10*4), Z8
@@ -27241,9 +27306,8 @@ bf16_6:
 	VPMOVZXWD   4704(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z3, Z8, Z8
-	VMULPS      Z4, Z8, Z8
-	VFMADD231PS Z5, Z8, Z7
-	VMULPS      Z4, Z7, Z7
+	VFMADD231PS Z4, Z8, Z7
+	VMULPS      Z5, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
 	VFPCLASSPSZ $0x20, Z7, K2
 
@@ -27422,17 +27486,31 @@ loop0:
 	VMOVD R10, X4
 
 	// s8 = 0 - s6
-	VSUBSS X3, X4, X5
+	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X5
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X3, X5
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X3
+	VUCOMISS X5, X3
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z3
 	MOVL         $0x00400000, R10
 	VPBROADCASTD R10, Z4
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
+	VBROADCASTSS X1, Z1
 	XORQ         R10, R10
 
 loop1:
@@ -27449,7 +27527,6 @@ loop1:
 	VPMOVZXWD   (DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VPMOVZXWD   32(CX)(R10*2), Z7
@@ -27460,7 +27537,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
@@ -27499,7 +27575,6 @@ bf16_8:
 	VPMOVZXWD   64(DX)(R10*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VPMOVZXWD   96(CX)(R10*2), Z7
@@ -27510,7 +27585,6 @@ bf16_8:
 	VPMOVZXWD   96(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K1
@@ -27805,7 +27879,35 @@ bloop0:
 	// s8 = 0 - s6
 	VSUBSS X7, X8, X7
 
-	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X2, X6, X6
+
+	// s9 = s8 * s1
+	VMULSS X3, X7, X7
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X8, X6
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X6, X8
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X8, X7
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X7, X8
+	JA       row
+
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z8
 	MOVL         $0x00400000, R10
@@ -27823,8 +27925,8 @@ bloop0:
 	VPADDD       Z11, Z10, Z10
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X2, Z2
 	VBROADCASTSS X6, Z6
+	VBROADCASTSS X2, Z2
 	XORQ         R10, R10
 
 b0loop1:
@@ -27841,7 +27943,6 @@ b0loop1:
 	VPMOVZXWD   (DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z0, Z12, Z12
-	VMULPS      Z2, Z12, Z12
 	VFMADD231PS Z6, Z12, Z11
 	VMULPS      Z2, Z11, Z11
 	VPMOVZXWD   32(CX)(R10*2), Z12
@@ -27852,7 +27953,6 @@ b0loop1:
 	VPMOVZXWD   32(DX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
 	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z2, Z13, Z13
 	VFMADD231PS Z6, Z13, Z12
 	VMULPS      Z2, Z12, Z12
 	VPSLLD      $0x0f, Z11, Z13
@@ -27877,7 +27977,6 @@ b0loop1:
 	VPMOVZXWD   64(DX)(R10*2), Z12
 	VPSLLD      $0x10, Z12, Z12
 	VSUBPS      Z0, Z12, Z12
-	VMULPS      Z2, Z12, Z12
 	VFMADD231PS Z6, Z12, Z11
 	VMULPS      Z2, Z11, Z11
 	VPMOVZXWD   96(CX)(R10*2), Z12
@@ -27888,7 +27987,6 @@ b0loop1:
 	VPMOVZXWD   96(DX)(R10*2), Z13
 	VPSLLD      $0x10, Z13, Z13
 	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z2, Z13, Z13
 	VFMADD231PS Z6, Z13, Z12
 	VMULPS      Z2, Z12, Z12
 	VPSLLD      $0x0f, Z11, Z13
@@ -27909,7 +28007,7 @@ b0loop1:
 	CMPQ        R10, $+768
 	JB          b0loop1
 
-	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z0
 	MOVL         $0x00400000, R10
@@ -27927,8 +28025,8 @@ b0loop1:
 	VPADDD       Z6, Z4, Z4
 	VBROADCASTSS X5, Z5
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X3, Z3
 	VBROADCASTSS X7, Z6
+	VBROADCASTSS X3, Z3
 	XORQ         R10, R10
 
 b1loop1:
@@ -27945,7 +28043,6 @@ b1loop1:
 	VPMOVZXWD   1536(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z1, Z8, Z8
-	VMULPS      Z3, Z8, Z8
 	VFMADD231PS Z6, Z8, Z7
 	VMULPS      Z3, Z7, Z7
 	VPMOVZXWD   1568(CX)(R10*2), Z8
@@ -27956,7 +28053,6 @@ b1loop1:
 	VPMOVZXWD   1568(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z3, Z9, Z9
 	VFMADD231PS Z6, Z9, Z8
 	VMULPS      Z3, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -27981,7 +28077,6 @@ b1loop1:
 	VPMOVZXWD   1600(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z1, Z8, Z8
-	VMULPS      Z3, Z8, Z8
 	VFMADD231PS Z6, Z8, Z7
 	VMULPS      Z3, Z7, Z7
 	VPMOVZXWD   1632(CX)(R10*2), Z8
@@ -27992,7 +28087,6 @@ b1loop1:
 	VPMOVZXWD   1632(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z3, Z9, Z9
 	VFMADD231PS Z6, Z9, Z8
 	VMULPS      Z3, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -28161,7 +28255,21 @@ loop0:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VPBROADCASTD R10, Z4
 	MOVL         $0x00400000, R10
@@ -28179,8 +28287,8 @@ loop0:
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	XORQ         R10, R10
 
 loop1:
@@ -28197,7 +28305,6 @@ loop1:
 	VPMOVZXWD   (DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VPMOVZXWD   32(CX)(R10*2), Z8
@@ -28208,7 +28315,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
-	VMULPS      Z1, Z9, Z9
 	VFMADD231PS Z3, Z9, Z8
 	VMULPS      Z1, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -28233,7 +28339,6 @@ loop1:
 	VPMOVZXWD   64(DX)(R10*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VPMOVZXWD   96(CX)(R10*2), Z8
@@ -28244,7 +28349,6 @@ loop1:
 	VPMOVZXWD   96(DX)(R10*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
-	VMULPS      Z1, Z9, Z9
 	VFMADD231PS Z3, Z9, Z8
 	VMULPS      Z1, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -28517,7 +28621,35 @@ bloop0:
 	// s8 = 0 - s6
 	VSUBSS X7, X8, X7
 
-	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X2, X6, X6
+
+	// s9 = s8 * s1
+	VMULSS X3, X7, X7
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X8, X6
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X6, X8
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X8, X7
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X8
+	VUCOMISS X7, X8
+	JA       row
+
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VMOVD        R10, X8
 	VPBROADCASTD X8, Y8
@@ -28526,8 +28658,8 @@ bloop0:
 	VPBROADCASTD X9, Y9
 	VBROADCASTSS X4, Y4
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X6, Y6
+	VBROADCASTSS X2, Y2
 	XORQ         R10, R10
 
 b0loop1:
@@ -28542,7 +28674,6 @@ b0loop1:
 	VPMOVZXWD   (DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
-	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
 	VPMOVZXWD   16(CX)(R10*2), Y11
@@ -28553,7 +28684,6 @@ b0loop1:
 	VPMOVZXWD   16(DX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VSUBPS      Y0, Y12, Y12
-	VMULPS      Y2, Y12, Y12
 	VFMADD231PS Y6, Y12, Y11
 	VMULPS      Y2, Y11, Y11
 	VPSLLD      $0x0f, Y10, Y12
@@ -28583,7 +28713,6 @@ b0loop1:
 	VPMOVZXWD   32(DX)(R10*2), Y11
 	VPSLLD      $0x10, Y11, Y11
 	VSUBPS      Y0, Y11, Y11
-	VMULPS      Y2, Y11, Y11
 	VFMADD231PS Y6, Y11, Y10
 	VMULPS      Y2, Y10, Y10
 	VPMOVZXWD   48(CX)(R10*2), Y11
@@ -28594,7 +28723,6 @@ b0loop1:
 	VPMOVZXWD   48(DX)(R10*2), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VSUBPS      Y0, Y12, Y12
-	VMULPS      Y2, Y12, Y12
 	VFMADD231PS Y6, Y12, Y11
 	VMULPS      Y2, Y11, Y11
 	VPSLLD      $0x0f, Y10, Y12
@@ -28620,7 +28748,7 @@ b0loop1:
 	CMPQ        R10, $+768
 	JB          b0loop1
 
-	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VMOVD        R10, X0
 	VPBROADCASTD X0, Y0
@@ -28629,8 +28757,8 @@ b0loop1:
 	VPBROADCASTD X2, Y2
 	VBROADCASTSS X5, Y4
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X3, Y3
 	VBROADCASTSS X7, Y5
+	VBROADCASTSS X3, Y3
 	XORQ         R10, R10
 
 b1loop1:
@@ -28645,7 +28773,6 @@ b1loop1:
 	VPMOVZXWD   1536(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y1, Y7, Y7
-	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
 	VPMOVZXWD   1552(CX)(R10*2), Y7
@@ -28656,7 +28783,6 @@ b1loop1:
 	VPMOVZXWD   1552(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
-	VMULPS      Y3, Y8, Y8
 	VFMADD231PS Y5, Y8, Y7
 	VMULPS      Y3, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -28686,7 +28812,6 @@ b1loop1:
 	VPMOVZXWD   1568(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y1, Y7, Y7
-	VMULPS      Y3, Y7, Y7
 	VFMADD231PS Y5, Y7, Y6
 	VMULPS      Y3, Y6, Y6
 	VPMOVZXWD   1584(CX)(R10*2), Y7
@@ -28697,7 +28822,6 @@ b1loop1:
 	VPMOVZXWD   1584(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y1, Y8, Y8
-	VMULPS      Y3, Y8, Y8
 	VFMADD231PS Y5, Y8, Y7
 	VMULPS      Y3, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -28867,7 +28991,21 @@ loop0:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R10
 	VMOVD        R10, X4
 	VPBROADCASTD X4, Y4
@@ -28876,8 +29014,8 @@ loop0:
 	VPBROADCASTD X5, Y5
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
+	VBROADCASTSS X1, Y1
 	XORQ         R10, R10
 
 loop1:
@@ -28892,7 +29030,6 @@ loop1:
 	VPMOVZXWD   (DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
-	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
 	VPMOVZXWD   16(CX)(R10*2), Y7
@@ -28903,7 +29040,6 @@ loop1:
 	VPMOVZXWD   16(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
 	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -28933,7 +29069,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R10*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
-	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
 	VPMOVZXWD   48(CX)(R10*2), Y7
@@ -28944,7 +29079,6 @@ loop1:
 	VPMOVZXWD   48(DX)(R10*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
 	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -29355,17 +29489,31 @@ loop0_summed:
 	VMOVD R11, X3
 
 	// s8 = 0 - s6
-	VSUBSS X2, X3, X5
+	VSUBSS X2, X3, X2
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X2, X5
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X2
+	VUCOMISS X2, X5
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X2
+	VUCOMISS X5, X2
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R11
 	VPBROADCASTD R11, Z2
 	MOVL         $0x00400000, R11
 	VPBROADCASTD R11, Z3
 	VBROADCASTSS X4, Z4
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X5, Z5
+	VBROADCASTSS X1, Z1
 	XORQ         R11, R11
 	MOVQ         R9, R12
 	ANDQ         $-64, R12
@@ -29385,7 +29533,6 @@ loop1:
 	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VPMOVZXWD   32(CX)(R11*2), Z7
@@ -29396,7 +29543,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K2
@@ -29435,7 +29581,6 @@ bf16_0:
 	VPMOVZXWD   64(DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VPMOVZXWD   96(CX)(R11*2), Z7
@@ -29446,7 +29591,6 @@ bf16_0:
 	VPMOVZXWD   96(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z5, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VFPCLASSPSZ $0x20, Z6, K2
@@ -29496,7 +29640,6 @@ loop1_vector:
 	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z5, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VFPCLASSPSZ $0x20, Z6, K2
@@ -29534,7 +29677,6 @@ loop1_tail:
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
-	VMULPS      Z1, Z0, Z0
 	VFMADD231PS Z5, Z0, Z4
 	VMULPS      Z1, Z4, Z0
 	VFPCLASSPSZ $0x20, Z0, K2
@@ -29945,7 +30087,21 @@ loop0_summed:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R11
 	VPBROADCASTD R11, Z4
 	MOVL         $0x00400000, R11
@@ -29963,8 +30119,8 @@ loop0_summed:
 	VPADDD       Z7, Z6, Z6
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	XORQ         R11, R11
 	MOVQ         R9, R12
 	ANDQ         $-64, R12
@@ -29984,7 +30140,6 @@ loop1:
 	VPMOVZXWD   (DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VPMOVZXWD   32(CX)(R11*2), Z8
@@ -29995,7 +30150,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R11*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
-	VMULPS      Z1, Z9, Z9
 	VFMADD231PS Z3, Z9, Z8
 	VMULPS      Z1, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -30020,7 +30174,6 @@ loop1:
 	VPMOVZXWD   64(DX)(R11*2), Z8
 	VPSLLD      $0x10, Z8, Z8
 	VSUBPS      Z0, Z8, Z8
-	VMULPS      Z1, Z8, Z8
 	VFMADD231PS Z3, Z8, Z7
 	VMULPS      Z1, Z7, Z7
 	VPMOVZXWD   96(CX)(R11*2), Z8
@@ -30031,7 +30184,6 @@ loop1:
 	VPMOVZXWD   96(DX)(R11*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VSUBPS      Z0, Z9, Z9
-	VMULPS      Z1, Z9, Z9
 	VFMADD231PS Z3, Z9, Z8
 	VMULPS      Z1, Z8, Z8
 	VPSLLD      $0x0f, Z7, Z9
@@ -30067,7 +30219,6 @@ loop1_vector:
 	VPMOVZXWD   (DX)(R11*2), Z7
 	VPSLLD      $0x10, Z7, Z7
 	VSUBPS      Z0, Z7, Z7
-	VMULPS      Z1, Z7, Z7
 	VFMADD231PS Z3, Z7, Z6
 	VMULPS      Z1, Z6, Z6
 	VPSLLD      $0x0f, Z6, Z7
@@ -30096,7 +30247,6 @@ loop1_tail:
 	VPMOVZXWD   Y6, Z6
 	VPSLLD      $0x10, Z6, Z6
 	VSUBPS      Z0, Z6, Z0
-	VMULPS      Z1, Z0, Z0
 	VFMADD231PS Z3, Z0, Z2
 	VMULPS      Z1, Z2, Z0
 	VPSLLD      $0x0f, Z0, Z1
@@ -30504,7 +30654,21 @@ loop0_summed:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R11
+	VMOVD    R11, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R11
+	VMOVD    R11, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	MOVL         $0x00007fff, R11
 	VMOVD        R11, X4
 	VPBROADCASTD X4, Y4
@@ -30513,8 +30677,8 @@ loop0_summed:
 	VPBROADCASTD X5, Y5
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
+	VBROADCASTSS X1, Y1
 	XORQ         R11, R11
 	MOVQ         R9, R12
 	ANDQ         $-32, R12
@@ -30532,7 +30696,6 @@ loop1:
 	VPMOVZXWD   (DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
-	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
 	VPMOVZXWD   16(CX)(R11*2), Y7
@@ -30543,7 +30706,6 @@ loop1:
 	VPMOVZXWD   16(DX)(R11*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
 	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -30573,7 +30735,6 @@ loop1:
 	VPMOVZXWD   32(DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
-	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
 	VPMOVZXWD   48(CX)(R11*2), Y7
@@ -30584,7 +30745,6 @@ loop1:
 	VPMOVZXWD   48(DX)(R11*2), Y8
 	VPSLLD      $0x10, Y8, Y8
 	VSUBPS      Y0, Y8, Y8
-	VMULPS      Y1, Y8, Y8
 	VFMADD231PS Y3, Y8, Y7
 	VMULPS      Y1, Y7, Y7
 	VPSLLD      $0x0f, Y6, Y8
@@ -30625,7 +30785,6 @@ loop1_vector:
 	VPMOVZXWD   (DX)(R11*2), Y7
 	VPSLLD      $0x10, Y7, Y7
 	VSUBPS      Y0, Y7, Y7
-	VMULPS      Y1, Y7, Y7
 	VFMADD231PS Y3, Y7, Y6
 	VMULPS      Y1, Y6, Y6
 	VPSLLD      $0x0f, Y6, Y7
@@ -30658,7 +30817,6 @@ loop1_element:
 	SHLL        $0x10, R10
 	VMOVD       R10, X7
 	VSUBSS      X0, X7, X7
-	VMULSS      X1, X7, X7
 	VFMADD231SS X3, X7, X6
 	VMULSS      X1, X6, X6
 	VPSLLD      $0x0f, X6, X7

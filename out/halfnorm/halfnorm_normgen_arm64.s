@@ -3546,7 +3546,14 @@ pass1tailDone:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F21, F30, F21
-	// pass 2 over the row, segment by segment: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F23, F21, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
+	// pass 2 over the row, segment by segment: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
@@ -3582,10 +3589,6 @@ pass2main:
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
 	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
 	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
-	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
-	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
-	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
-	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
 	VFMLA	V21.S4, V4.S4, V0.S4
 	VFMLA	V21.S4, V5.S4, V1.S4
 	VFMLA	V21.S4, V6.S4, V2.S4
@@ -3636,8 +3639,6 @@ pass2mainDone:
 	VZIP2	V5.H8, V27.H8, V5.H8
 	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
-	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
 	VFMLA	V21.S4, V4.S4, V0.S4
 	VFMLA	V21.S4, V5.S4, V1.S4
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
@@ -3665,7 +3666,6 @@ pass2vec2Done:
 	VLD1.P	8(R12), [V6.H4]
 	VZIP1	V6.H8, V27.H8, V6.H8
 	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
 	VFMLA	V21.S4, V6.S4, V2.S4
 	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	WORD	$0x4e22e453 // fcmeq v19.4s, v2.4s, v2.4s
@@ -3686,7 +3686,6 @@ pass2tail:
 	VLD1.P	2(R12), V4.H[0]
 	VZIP1	V4.H8, V27.H8, V4.H8
 	FSUBS	F24, F4, F4
-	FMULS	F23, F4, F4
 	FMADDS	F21, F0, F4, F0
 	FMULS	F23, F0, F0
 	WORD	$0x4e20e413 // fcmeq v19.4s, v0.4s, v0.4s
@@ -4695,7 +4694,14 @@ pass1main:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F21, F30, F21
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F23, F21, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R7
@@ -4727,10 +4733,6 @@ pass2main:
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
 	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
 	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
-	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
-	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
-	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
-	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
 	VFMLA	V21.S4, V4.S4, V0.S4
 	VFMLA	V21.S4, V5.S4, V1.S4
 	VFMLA	V21.S4, V6.S4, V2.S4
@@ -4987,7 +4989,14 @@ pass1tailDone:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F21, F30, F21
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F23, F21, F21
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F21
+	BLT	done
+	FCMPS	F28, F21
+	BHI	done
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
 	MOVD	R0, R10
@@ -5020,10 +5029,6 @@ pass2main:
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
 	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
 	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
-	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
-	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
-	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
-	WORD	$0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
 	VFMLA	V21.S4, V4.S4, V0.S4
 	VFMLA	V21.S4, V5.S4, V1.S4
 	VFMLA	V21.S4, V6.S4, V2.S4
@@ -5075,8 +5080,6 @@ pass2mainDone:
 	VZIP2	V5.H8, V27.H8, V5.H8
 	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
 	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x6e37dc84 // fmul v4.4s, v4.4s, v23.4s
-	WORD	$0x6e37dca5 // fmul v5.4s, v5.4s, v23.4s
 	VFMLA	V21.S4, V4.S4, V0.S4
 	VFMLA	V21.S4, V5.S4, V1.S4
 	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
@@ -5105,7 +5108,6 @@ pass2vec2Done:
 	VLD1.P	8(R12), [V6.H4]
 	VZIP1	V6.H8, V27.H8, V6.H8
 	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
 	VFMLA	V21.S4, V6.S4, V2.S4
 	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
 	WORD	$0x4e22e454 // fcmeq v20.4s, v2.4s, v2.4s
@@ -5127,7 +5129,6 @@ pass2tail:
 	VLD1.P	2(R12), V4.H[0]
 	VZIP1	V4.H8, V27.H8, V4.H8
 	FSUBS	F24, F4, F4
-	FMULS	F23, F4, F4
 	FMADDS	F21, F0, F4, F0
 	FMULS	F23, F0, F0
 	WORD	$0x4e20e414 // fcmeq v20.4s, v0.4s, v0.4s

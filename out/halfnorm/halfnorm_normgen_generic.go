@@ -644,6 +644,11 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			continue
 		}
 		s8 := 0 - s6
+		s9 := s8 * s1
+		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base:][:seglen]
@@ -651,7 +656,7 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			xRow := x[base:][:seglen]
 			gammaSeg := gamma[r*segs+k]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
+				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
 			}
 		}
 	}
@@ -681,13 +686,14 @@ func halfnormGoBF16GroupNormBackwardRowsAnyF64(dx, dy, x []uint16, mean, rstd, g
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s1*s8 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k]) - s4)) * s1))
+				dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k]) - s4)) * s1))
 			}
 		}
 	}
@@ -948,63 +954,73 @@ func halfnormGoBF16LayerNormTrainAnyF64(dst []uint16, means, rstds []float32, x 
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goBF16LayerNormTrainBackwardRowsAnyF64.
 func halfnormGoBF16LayerNormTrainBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma, r, h) {
+			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], mean[r:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goBF16LayerNormTrainBackwardRowsAnyRow is row r of goBF16LayerNormTrainBackwardRowsAny; false where a guard rejects the row.
+func halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x []uint16, mean, rstd, gamma []float32, r, h int) bool {
 	s3 := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
 	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
-	for r := 0; r < rows; r++ {
-		dxRow := dx[r*h:][:h]
-		dyRow := dy[r*h:][:h]
-		xRow := x[r*h:][:h]
-		s0 := mean[r]
-		s1 := rstd[r]
-		var acc0 float64
-		var acc1 float64
-		for i := 0; i < whole; i += 64 {
-			dyBlock := (*[64]uint16)(dyRow[i:])
-			xBlock := (*[64]uint16)(xRow[i:])
-			gammaBlock := (*[64]float32)(gamma[i:])
-			var acc00, acc01 float32
-			var acc10, acc11 float32
-			for j := 0; j < 64; j += 4 {
-				v2A := halfnormWidenBF16(dyBlock[j]) * gammaBlock[j]
-				v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1]
-				v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2]
-				v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3]
-				acc00 += v2A + v2C
-				acc01 += v2B + v2D
-				acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
-				acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
-			}
-			acc0 += float64(acc00 + acc01)
-			acc1 += float64(acc10 + acc11)
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := mean[r]
+	s1 := rstd[r]
+	var acc0 float64
+	var acc1 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]uint16)(dyRow[i:])
+		xBlock := (*[64]uint16)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		var acc00, acc01 float32
+		var acc10, acc11 float32
+		for j := 0; j < 64; j += 4 {
+			v2A := halfnormWidenBF16(dyBlock[j]) * gammaBlock[j]
+			v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1]
+			v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2]
+			v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3]
+			acc00 += v2A + v2C
+			acc01 += v2B + v2D
+			acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
+			acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
 		}
-		var acc0Tail, acc1Tail float32
-		for i := whole; i < h; i++ {
-			v2 := halfnormWidenBF16(dyRow[i]) * gamma[i]
-			acc0Tail += v2
-			acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
-		}
-		acc0 += float64(acc0Tail)
-		acc1 += float64(acc1Tail)
-		s2 := float32(acc0)
-		s4 := s2 * s3
-		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
-			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
-			continue
-		}
-		s5 := float32(acc1)
-		s6 := s5 * s3
-		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
-			halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
-			continue
-		}
-		s8 := 0 - s6
-		for i := range h {
-			dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s1*s8 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
-		}
+		acc0 += float64(acc00 + acc01)
+		acc1 += float64(acc10 + acc11)
 	}
+	var acc0Tail, acc1Tail float32
+	for i := whole; i < h; i++ {
+		v2 := halfnormWidenBF16(dyRow[i]) * gamma[i]
+		acc0Tail += v2
+		acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
+	}
+	acc0 += float64(acc0Tail)
+	acc1 += float64(acc1Tail)
+	s2 := float32(acc0)
+	s4 := s2 * s3
+	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := float32(acc1)
+	s6 := s5 * s3
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	s8 := 0 - s6
+	s9 := s8 * s1
+	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
+	}
+	return true
 }
 
 // goBF16LayerNormTrainBackwardRowsAnyF64 is the pure-Go BF16LayerNormTrainBackwardRows in float64, for the rows whose float32
@@ -1029,8 +1045,9 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx, dy, x []uint16, mean, rs
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for i := range h {
-			dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s1*s8 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i]) - s4)) * s1))
+			dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i]) - s4)) * s1))
 		}
 	}
 }

@@ -20895,11 +20895,67 @@ bloop0:
 	// s8 = 0 - s6
 	VSUBSS X15, X16, X15
 
-	// pass 2 over row 1 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X4, X9, X9
+
+	// s9 = s8 * s1
+	VMULSS X5, X11, X11
+
+	// s9 = s8 * s1
+	VMULSS X6, X13, X13
+
+	// s9 = s8 * s1
+	VMULSS X7, X15, X15
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X16, X9
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X9, X16
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X16, X11
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X11, X16
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X16, X13
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X13, X16
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X16, X15
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X16
+	VUCOMISS X15, X16
+	JA       row
+
+	// pass 2 over row 1 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X8, Z8
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X4, Z4
 	VBROADCASTSS X9, Z9
+	VBROADCASTSS X4, Z4
 	XORQ         R9, R9
 
 b0loop1:
@@ -20909,7 +20965,6 @@ b0loop1:
 	VSUBPS      Z8, Z16, Z16
 	VMOVUPS     (DX)(R9*4), Z17
 	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z4, Z17, Z17
 	VFMADD231PS Z9, Z17, Z16
 	VMULPS      Z4, Z16, Z16
 	VMOVUPS     Z16, (AX)(R9*4)
@@ -20919,7 +20974,6 @@ b0loop1:
 	VSUBPS      Z8, Z16, Z16
 	VMOVUPS     64(DX)(R9*4), Z17
 	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z4, Z17, Z17
 	VFMADD231PS Z9, Z17, Z16
 	VMULPS      Z4, Z16, Z16
 	VMOVUPS     Z16, 64(AX)(R9*4)
@@ -20929,7 +20983,6 @@ b0loop1:
 	VSUBPS      Z8, Z16, Z16
 	VMOVUPS     128(DX)(R9*4), Z17
 	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z4, Z17, Z17
 	VFMADD231PS Z9, Z17, Z16
 	VMULPS      Z4, Z16, Z16
 	VMOVUPS     Z16, 128(AX)(R9*4)
@@ -20939,7 +20992,6 @@ b0loop1:
 	VSUBPS      Z8, Z16, Z16
 	VMOVUPS     192(DX)(R9*4), Z17
 	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z4, Z17, Z17
 	VFMADD231PS Z9, Z17, Z16
 	VMULPS      Z4, Z16, Z16
 	VMOVUPS     Z16, 192(AX)(R9*4)
@@ -20947,11 +20999,11 @@ b0loop1:
 	CMPQ        R9, $+768
 	JB          b0loop1
 
-	// pass 2 over row 2 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X10, Z0
 	VBROADCASTSS X1, Z1
-	VBROADCASTSS X5, Z4
-	VBROADCASTSS X11, Z5
+	VBROADCASTSS X11, Z4
+	VBROADCASTSS X5, Z5
 	XORQ         R9, R9
 
 b1loop1:
@@ -20961,9 +21013,8 @@ b1loop1:
 	VSUBPS      Z0, Z8, Z8
 	VMOVUPS     3072(DX)(R9*4), Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VFMADD231PS Z5, Z9, Z8
-	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z4, Z9, Z8
+	VMULPS      Z5, Z8, Z8
 	VMOVUPS     Z8, 3072(AX)(R9*4)
 	VMOVUPS     3136(CX)(R9*4), Z8
 	VMOVUPS     64(DI)(R9*4), Z9
@@ -20971,9 +21022,8 @@ b1loop1:
 	VSUBPS      Z0, Z8, Z8
 	VMOVUPS     3136(DX)(R9*4), Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VFMADD231PS Z5, Z9, Z8
-	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z4, Z9, Z8
+	VMULPS      Z5, Z8, Z8
 	VMOVUPS     Z8, 3136(AX)(R9*4)
 	VMOVUPS     3200(CX)(R9*4), Z8
 	VMOVUPS     128(DI)(R9*4), Z9
@@ -20981,9 +21031,8 @@ b1loop1:
 	VSUBPS      Z0, Z8, Z8
 	VMOVUPS     3200(DX)(R9*4), Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VFMADD231PS Z5, Z9, Z8
-	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z4, Z9, Z8
+	VMULPS      Z5, Z8, Z8
 	VMOVUPS     Z8, 3200(AX)(R9*4)
 	VMOVUPS     3264(CX)(R9*4), Z8
 	VMOVUPS     192(DI)(R9*4), Z9
@@ -20991,19 +21040,18 @@ b1loop1:
 	VSUBPS      Z0, Z8, Z8
 	VMOVUPS     3264(DX)(R9*4), Z9
 	VSUBPS      Z1, Z9, Z9
-	VMULPS      Z4, Z9, Z9
-	VFMADD231PS Z5, Z9, Z8
-	VMULPS      Z4, Z8, Z8
+	VFMADD231PS Z4, Z9, Z8
+	VMULPS      Z5, Z8, Z8
 	VMOVUPS     Z8, 3264(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b1loop1
 
-	// pass 2 over row 3 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 3 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X12, Z0
 	VBROADCASTSS X2, Z1
-	VBROADCASTSS X6, Z2
-	VBROADCASTSS X13, Z4
+	VBROADCASTSS X13, Z2
+	VBROADCASTSS X6, Z4
 	XORQ         R9, R9
 
 b2loop1:
@@ -21013,9 +21061,8 @@ b2loop1:
 	VSUBPS      Z0, Z5, Z5
 	VMOVUPS     6144(DX)(R9*4), Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z2, Z5, Z5
+	VFMADD231PS Z2, Z6, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     Z5, 6144(AX)(R9*4)
 	VMOVUPS     6208(CX)(R9*4), Z5
 	VMOVUPS     64(DI)(R9*4), Z6
@@ -21023,9 +21070,8 @@ b2loop1:
 	VSUBPS      Z0, Z5, Z5
 	VMOVUPS     6208(DX)(R9*4), Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z2, Z5, Z5
+	VFMADD231PS Z2, Z6, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     Z5, 6208(AX)(R9*4)
 	VMOVUPS     6272(CX)(R9*4), Z5
 	VMOVUPS     128(DI)(R9*4), Z6
@@ -21033,9 +21079,8 @@ b2loop1:
 	VSUBPS      Z0, Z5, Z5
 	VMOVUPS     6272(DX)(R9*4), Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z2, Z5, Z5
+	VFMADD231PS Z2, Z6, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     Z5, 6272(AX)(R9*4)
 	VMOVUPS     6336(CX)(R9*4), Z5
 	VMOVUPS     192(DI)(R9*4), Z6
@@ -21043,19 +21088,18 @@ b2loop1:
 	VSUBPS      Z0, Z5, Z5
 	VMOVUPS     6336(DX)(R9*4), Z6
 	VSUBPS      Z1, Z6, Z6
-	VMULPS      Z2, Z6, Z6
-	VFMADD231PS Z4, Z6, Z5
-	VMULPS      Z2, Z5, Z5
+	VFMADD231PS Z2, Z6, Z5
+	VMULPS      Z4, Z5, Z5
 	VMOVUPS     Z5, 6336(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          b2loop1
 
-	// pass 2 over row 4 of 4: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 4 of 4: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X14, Z0
 	VBROADCASTSS X3, Z1
-	VBROADCASTSS X7, Z2
-	VBROADCASTSS X15, Z3
+	VBROADCASTSS X15, Z2
+	VBROADCASTSS X7, Z3
 	XORQ         R9, R9
 
 b3loop1:
@@ -21065,9 +21109,8 @@ b3loop1:
 	VSUBPS      Z0, Z4, Z4
 	VMOVUPS     9216(DX)(R9*4), Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VFMADD231PS Z3, Z5, Z4
-	VMULPS      Z2, Z4, Z4
+	VFMADD231PS Z2, Z5, Z4
+	VMULPS      Z3, Z4, Z4
 	VMOVUPS     Z4, 9216(AX)(R9*4)
 	VMOVUPS     9280(CX)(R9*4), Z4
 	VMOVUPS     64(DI)(R9*4), Z5
@@ -21075,9 +21118,8 @@ b3loop1:
 	VSUBPS      Z0, Z4, Z4
 	VMOVUPS     9280(DX)(R9*4), Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VFMADD231PS Z3, Z5, Z4
-	VMULPS      Z2, Z4, Z4
+	VFMADD231PS Z2, Z5, Z4
+	VMULPS      Z3, Z4, Z4
 	VMOVUPS     Z4, 9280(AX)(R9*4)
 	VMOVUPS     9344(CX)(R9*4), Z4
 	VMOVUPS     128(DI)(R9*4), Z5
@@ -21085,9 +21127,8 @@ b3loop1:
 	VSUBPS      Z0, Z4, Z4
 	VMOVUPS     9344(DX)(R9*4), Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VFMADD231PS Z3, Z5, Z4
-	VMULPS      Z2, Z4, Z4
+	VFMADD231PS Z2, Z5, Z4
+	VMULPS      Z3, Z4, Z4
 	VMOVUPS     Z4, 9344(AX)(R9*4)
 	VMOVUPS     9408(CX)(R9*4), Z4
 	VMOVUPS     192(DI)(R9*4), Z5
@@ -21095,9 +21136,8 @@ b3loop1:
 	VSUBPS      Z0, Z4, Z4
 	VMOVUPS     9408(DX)(R9*4), Z5
 	VSUBPS      Z1, Z5, Z5
-	VMULPS      Z2, Z5, Z5
-	VFMADD231PS Z3, Z5, Z4
-	VMULPS      Z2, Z4, Z4
+	VFMADD231PS Z2, Z5, Z4
+	VMULPS      Z3, Z4, Z4
 	VMOVUPS     Z4, 9408(AX)(R9*4)
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
@@ -21235,11 +21275,25 @@ loop0:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
 
 loop1:
@@ -21249,7 +21303,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     (DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, (AX)(R9*4)
@@ -21259,7 +21312,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     64(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 64(AX)(R9*4)
@@ -21269,7 +21321,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     128(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 128(AX)(R9*4)
@@ -21279,7 +21330,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     192(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 192(AX)(R9*4)
@@ -21515,11 +21565,39 @@ bloop0:
 	// s8 = 0 - s6
 	VSUBSS X7, X8, X7
 
-	// pass 2 over row 1 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X2, X6, X6
+
+	// s9 = s8 * s1
+	VMULSS X3, X7, X7
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X6
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X6, X8
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X7
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X7, X8
+	JA       row
+
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X4, Y4
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X2, Y2
 	VBROADCASTSS X6, Y6
+	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
 
 b0loop1:
@@ -21529,7 +21607,6 @@ b0loop1:
 	VSUBPS      Y4, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VSUBPS      Y0, Y9, Y9
-	VMULPS      Y2, Y9, Y9
 	VFMADD231PS Y6, Y9, Y8
 	VMULPS      Y2, Y8, Y8
 	VMOVUPS     Y8, (AX)(R9*4)
@@ -21539,7 +21616,6 @@ b0loop1:
 	VSUBPS      Y4, Y8, Y8
 	VMOVUPS     32(DX)(R9*4), Y9
 	VSUBPS      Y0, Y9, Y9
-	VMULPS      Y2, Y9, Y9
 	VFMADD231PS Y6, Y9, Y8
 	VMULPS      Y2, Y8, Y8
 	VMOVUPS     Y8, 32(AX)(R9*4)
@@ -21549,7 +21625,6 @@ b0loop1:
 	VSUBPS      Y4, Y8, Y8
 	VMOVUPS     64(DX)(R9*4), Y9
 	VSUBPS      Y0, Y9, Y9
-	VMULPS      Y2, Y9, Y9
 	VFMADD231PS Y6, Y9, Y8
 	VMULPS      Y2, Y8, Y8
 	VMOVUPS     Y8, 64(AX)(R9*4)
@@ -21559,7 +21634,6 @@ b0loop1:
 	VSUBPS      Y4, Y8, Y8
 	VMOVUPS     96(DX)(R9*4), Y9
 	VSUBPS      Y0, Y9, Y9
-	VMULPS      Y2, Y9, Y9
 	VFMADD231PS Y6, Y9, Y8
 	VMULPS      Y2, Y8, Y8
 	VMOVUPS     Y8, 96(AX)(R9*4)
@@ -21567,11 +21641,11 @@ b0loop1:
 	CMPQ        R9, $+768
 	JB          b0loop1
 
-	// pass 2 over row 2 of 2: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X5, Y0
 	VBROADCASTSS X1, Y1
-	VBROADCASTSS X3, Y2
-	VBROADCASTSS X7, Y3
+	VBROADCASTSS X7, Y2
+	VBROADCASTSS X3, Y3
 	XORQ         R9, R9
 
 b1loop1:
@@ -21581,9 +21655,8 @@ b1loop1:
 	VSUBPS      Y0, Y4, Y4
 	VMOVUPS     3072(DX)(R9*4), Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y2, Y5, Y5
-	VFMADD231PS Y3, Y5, Y4
-	VMULPS      Y2, Y4, Y4
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
 	VMOVUPS     Y4, 3072(AX)(R9*4)
 	VMOVUPS     3104(CX)(R9*4), Y4
 	VMOVUPS     32(DI)(R9*4), Y5
@@ -21591,9 +21664,8 @@ b1loop1:
 	VSUBPS      Y0, Y4, Y4
 	VMOVUPS     3104(DX)(R9*4), Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y2, Y5, Y5
-	VFMADD231PS Y3, Y5, Y4
-	VMULPS      Y2, Y4, Y4
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
 	VMOVUPS     Y4, 3104(AX)(R9*4)
 	VMOVUPS     3136(CX)(R9*4), Y4
 	VMOVUPS     64(DI)(R9*4), Y5
@@ -21601,9 +21673,8 @@ b1loop1:
 	VSUBPS      Y0, Y4, Y4
 	VMOVUPS     3136(DX)(R9*4), Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y2, Y5, Y5
-	VFMADD231PS Y3, Y5, Y4
-	VMULPS      Y2, Y4, Y4
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
 	VMOVUPS     Y4, 3136(AX)(R9*4)
 	VMOVUPS     3168(CX)(R9*4), Y4
 	VMOVUPS     96(DI)(R9*4), Y5
@@ -21611,9 +21682,8 @@ b1loop1:
 	VSUBPS      Y0, Y4, Y4
 	VMOVUPS     3168(DX)(R9*4), Y5
 	VSUBPS      Y1, Y5, Y5
-	VMULPS      Y2, Y5, Y5
-	VFMADD231PS Y3, Y5, Y4
-	VMULPS      Y2, Y4, Y4
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
 	VMOVUPS     Y4, 3168(AX)(R9*4)
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
@@ -21747,11 +21817,25 @@ loop0:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
+	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
 
 loop1:
@@ -21761,7 +21845,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     (DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, (AX)(R9*4)
@@ -21771,7 +21854,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     32(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 32(AX)(R9*4)
@@ -21781,7 +21863,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     64(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 64(AX)(R9*4)
@@ -21791,7 +21872,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     96(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 96(AX)(R9*4)
@@ -21946,11 +22026,25 @@ loop0:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	XORQ         R9, R9
 
 loop1:
@@ -21960,7 +22054,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     (DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, (AX)(R9*4)
@@ -21970,7 +22063,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     64(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 64(AX)(R9*4)
@@ -21980,7 +22072,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     128(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 128(AX)(R9*4)
@@ -21990,7 +22081,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     192(DX)(R9*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 192(AX)(R9*4)
@@ -22170,11 +22260,25 @@ loop0_blocks:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
+	VBROADCASTSS X1, Y1
 	XORQ         R9, R9
 
 loop1:
@@ -22184,7 +22288,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     (DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, (AX)(R9*4)
@@ -22194,7 +22297,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     32(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 32(AX)(R9*4)
@@ -22204,7 +22306,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     64(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 64(AX)(R9*4)
@@ -22214,7 +22315,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     96(DX)(R9*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 96(AX)(R9*4)
@@ -22568,11 +22668,25 @@ loop0_summed:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Z2
 	VBROADCASTSS X0, Z0
-	VBROADCASTSS X1, Z1
 	VBROADCASTSS X3, Z3
+	VBROADCASTSS X1, Z1
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-64, R11
@@ -22585,7 +22699,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     (DX)(R10*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, (AX)(R10*4)
@@ -22595,7 +22708,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     64(DX)(R10*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 64(AX)(R10*4)
@@ -22605,7 +22717,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     128(DX)(R10*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 128(AX)(R10*4)
@@ -22615,7 +22726,6 @@ loop1:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     192(DX)(R10*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, 192(AX)(R10*4)
@@ -22636,7 +22746,6 @@ loop1_vector:
 	VSUBPS      Z2, Z4, Z4
 	VMOVUPS     (DX)(R10*4), Z5
 	VSUBPS      Z0, Z5, Z5
-	VMULPS      Z1, Z5, Z5
 	VFMADD231PS Z3, Z5, Z4
 	VMULPS      Z1, Z4, Z4
 	VMOVUPS     Z4, (AX)(R10*4)
@@ -22653,7 +22762,6 @@ loop1_tail:
 	VSUBPS      Z2, Z4, Z2
 	VMOVUPS.Z   (DX)(R10*4), K1, Z4
 	VSUBPS      Z0, Z4, Z0
-	VMULPS      Z1, Z0, Z0
 	VFMADD231PS Z3, Z0, Z2
 	VMULPS      Z1, Z2, Z0
 	VMOVUPS     Z0, K1, (AX)(R10*4)
@@ -23012,11 +23120,25 @@ loop0_summed:
 	// s8 = 0 - s6
 	VSUBSS X3, X4, X3
 
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	VMULSS X1, X3, X3
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X4, X3
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R10
+	VMOVD    R10, X4
+	VUCOMISS X3, X4
+	JA       done
+
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VBROADCASTSS X2, Y2
 	VBROADCASTSS X0, Y0
-	VBROADCASTSS X1, Y1
 	VBROADCASTSS X3, Y3
+	VBROADCASTSS X1, Y1
 	XORQ         R10, R10
 	MOVQ         R9, R11
 	ANDQ         $-32, R11
@@ -23029,7 +23151,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     (DX)(R10*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, (AX)(R10*4)
@@ -23039,7 +23160,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     32(DX)(R10*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 32(AX)(R10*4)
@@ -23049,7 +23169,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     64(DX)(R10*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 64(AX)(R10*4)
@@ -23059,7 +23178,6 @@ loop1:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     96(DX)(R10*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, 96(AX)(R10*4)
@@ -23080,7 +23198,6 @@ loop1_vector:
 	VSUBPS      Y2, Y4, Y4
 	VMOVUPS     (DX)(R10*4), Y5
 	VSUBPS      Y0, Y5, Y5
-	VMULPS      Y1, Y5, Y5
 	VFMADD231PS Y3, Y5, Y4
 	VMULPS      Y1, Y4, Y4
 	VMOVUPS     Y4, (AX)(R10*4)
@@ -23099,7 +23216,6 @@ loop1_element:
 	VSUBSS      X2, X4, X4
 	VMOVSS      (DX)(R10*4), X5
 	VSUBSS      X0, X5, X5
-	VMULSS      X1, X5, X5
 	VFMADD231SS X3, X5, X4
 	VMULSS      X1, X4, X4
 	VMOVSS      X4, (AX)(R10*4)

@@ -2624,7 +2624,14 @@ pass1main:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F26, F24, F24
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F24
+	BLT	done
+	FCMPS	F28, F24
+	BHI	done
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -2648,10 +2655,6 @@ pass2main:
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
 	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD	$0x6e3adce7 // fmul v7.4s, v7.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	VFMLA	V24.S4, V6.S4, V2.S4
@@ -2802,7 +2805,14 @@ pass1chunked:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F26, F24, F24
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F24
+	BLT	done
+	FCMPS	F28, F24
+	BHI	done
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R7
@@ -2826,10 +2836,6 @@ pass2main:
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
 	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD	$0x6e3adce7 // fmul v7.4s, v7.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	VFMLA	V24.S4, V6.S4, V2.S4
@@ -3038,7 +3044,14 @@ pass1tailDone:
 	BHI	done
 	// s8 = 0 - s6
 	FSUBS	F24, F30, F24
-	// pass 2 over the row: dx = ((x - s0)*s1*s8 + (dy*gamma - s4))*s1
+	// s9 = s8 * s1
+	FMULS	F26, F24, F24
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	FCMPS	F29, F24
+	BLT	done
+	FCMPS	F28, F24
+	BHI	done
+	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
 	VDUP	V25.S[0], V25.S4
 	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
@@ -3063,10 +3076,6 @@ pass2main:
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
 	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD	$0x6e3adce7 // fmul v7.4s, v7.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	VFMLA	V24.S4, V6.S4, V2.S4
@@ -3092,8 +3101,6 @@ pass2mainDone:
 	VLD1.P	32(R11), [V4.S4, V5.S4]
 	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
 	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
-	WORD	$0x6e3adc84 // fmul v4.4s, v4.4s, v26.4s
-	WORD	$0x6e3adca5 // fmul v5.4s, v5.4s, v26.4s
 	VFMLA	V24.S4, V4.S4, V0.S4
 	VFMLA	V24.S4, V5.S4, V1.S4
 	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
@@ -3108,7 +3115,6 @@ pass2vec2Done:
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	VLD1.P	16(R11), [V6.S4]
 	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
-	WORD	$0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
 	VFMLA	V24.S4, V6.S4, V2.S4
 	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R9)
@@ -3122,7 +3128,6 @@ pass2tail:
 	FSUBS	F25, F0, F0
 	FMOVS.P	4(R11), F4
 	FSUBS	F27, F4, F4
-	FMULS	F26, F4, F4
 	FMADDS	F24, F0, F4, F0
 	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R9)

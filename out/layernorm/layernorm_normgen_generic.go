@@ -686,63 +686,73 @@ func layernormGoLayerNormStatsAnyF64(dst, means, rstds, x, gamma, beta []float32
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goLayerNormStatsBackwardRowsAnyF64.
 func layernormGoLayerNormStatsBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma, r, h) {
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], mean[r:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goLayerNormStatsBackwardRowsAnyRow is row r of goLayerNormStatsBackwardRowsAny; false where a guard rejects the row.
+func layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma []float32, r, h int) bool {
 	s3 := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
 	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
-	for r := 0; r < rows; r++ {
-		dxRow := dx[r*h:][:h]
-		dyRow := dy[r*h:][:h]
-		xRow := x[r*h:][:h]
-		s0 := mean[r]
-		s1 := rstd[r]
-		var acc0 float64
-		var acc1 float64
-		for i := 0; i < whole; i += 64 {
-			dyBlock := (*[64]float32)(dyRow[i:])
-			xBlock := (*[64]float32)(xRow[i:])
-			gammaBlock := (*[64]float32)(gamma[i:])
-			var acc00, acc01 float32
-			var acc10, acc11 float32
-			for j := 0; j < 64; j += 4 {
-				v2A := dyBlock[j] * gammaBlock[j]
-				v2B := dyBlock[j+1] * gammaBlock[j+1]
-				v2C := dyBlock[j+2] * gammaBlock[j+2]
-				v2D := dyBlock[j+3] * gammaBlock[j+3]
-				acc00 += v2A + v2C
-				acc01 += v2B + v2D
-				acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
-				acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
-			}
-			acc0 += float64(acc00 + acc01)
-			acc1 += float64(acc10 + acc11)
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := mean[r]
+	s1 := rstd[r]
+	var acc0 float64
+	var acc1 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]float32)(dyRow[i:])
+		xBlock := (*[64]float32)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		var acc00, acc01 float32
+		var acc10, acc11 float32
+		for j := 0; j < 64; j += 4 {
+			v2A := dyBlock[j] * gammaBlock[j]
+			v2B := dyBlock[j+1] * gammaBlock[j+1]
+			v2C := dyBlock[j+2] * gammaBlock[j+2]
+			v2D := dyBlock[j+3] * gammaBlock[j+3]
+			acc00 += v2A + v2C
+			acc01 += v2B + v2D
+			acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
+			acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
 		}
-		var acc0Tail, acc1Tail float32
-		for i := whole; i < h; i++ {
-			v2 := dyRow[i] * gamma[i]
-			acc0Tail += v2
-			acc1Tail += v2 * ((xRow[i] - s0) * s1)
-		}
-		acc0 += float64(acc0Tail)
-		acc1 += float64(acc1Tail)
-		s2 := float32(acc0)
-		s4 := s2 * s3
-		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
-			layernormGoLayerNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
-			continue
-		}
-		s5 := float32(acc1)
-		s6 := s5 * s3
-		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
-			layernormGoLayerNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, mean[r:], rstd[r:], gamma, 1, h)
-			continue
-		}
-		s8 := 0 - s6
-		for i := range h {
-			dxRow[i] = ((xRow[i]-s0)*s1*s8 + (dyRow[i]*gamma[i] - s4)) * s1
-		}
+		acc0 += float64(acc00 + acc01)
+		acc1 += float64(acc10 + acc11)
 	}
+	var acc0Tail, acc1Tail float32
+	for i := whole; i < h; i++ {
+		v2 := dyRow[i] * gamma[i]
+		acc0Tail += v2
+		acc1Tail += v2 * ((xRow[i] - s0) * s1)
+	}
+	acc0 += float64(acc0Tail)
+	acc1 += float64(acc1Tail)
+	s2 := float32(acc0)
+	s4 := s2 * s3
+	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := float32(acc1)
+	s6 := s5 * s3
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	s8 := 0 - s6
+	s9 := s8 * s1
+	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = ((xRow[i]-s0)*s9 + (dyRow[i]*gamma[i] - s4)) * s1
+	}
+	return true
 }
 
 // goLayerNormStatsBackwardRowsAnyF64 is the pure-Go LayerNormStatsBackwardRows in float64, for the rows whose float32
@@ -767,8 +777,9 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 		s5 := acc1
 		s6 := s5 * s3
 		s8 := 0 - s6
+		s9 := s8 * s1
 		for i := range h {
-			dxRow[i] = float32(((float64(xRow[i])-s0)*s1*s8 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
+			dxRow[i] = float32(((float64(xRow[i])-s0)*s9 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
 		}
 	}
 }

@@ -585,6 +585,28 @@ func RMSNormStatsBackward4096(dx, dgamma, dy, x, rstd, gamma []float32) {
 		return
 	}
 	const block = 8
+	if rmsnormFusedSums {
+		// Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer).
+		chunk := 64
+		if !(rows*4096*8 <= rmsnormBwdWholeBytes) {
+			chunk = block
+		}
+		if rows <= chunk {
+			clear(dgamma)
+			rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx, dy, x, rstd, gamma, rows, 4096)
+			return
+		}
+		t := rmsnormBwdTotals(4096)
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			clear(dgamma)
+			rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], rstd[lo:hi], gamma, hi-lo, 4096)
+			rmsnormBwdAdd(*t, dgamma)
+		}
+		rmsnormBwdStore(dgamma, *t)
+		rmsnormBwdTotalsPool.Put(t)
+		return
+	}
 	inPlace := &dx[0] == &dy[0]
 	if rows*4096*8 <= rmsnormBwdWholeBytes {
 		if inPlace {
@@ -698,6 +720,28 @@ func RMSNormStatsBackwardAny(dx, dgamma, dy, x, rstd, gamma []float32, h int) {
 		return
 	}
 	block := rmsnormBwdBlockRows(h * 8)
+	if rmsnormFusedSums {
+		// Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer).
+		chunk := 64
+		if !(rows*h*8 <= rmsnormBwdWholeBytes) {
+			chunk = block
+		}
+		if rows <= chunk {
+			clear(dgamma)
+			rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx, dy, x, rstd, gamma, rows, h)
+			return
+		}
+		t := rmsnormBwdTotals(h)
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			clear(dgamma)
+			rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], rstd[lo:hi], gamma, hi-lo, h)
+			rmsnormBwdAdd(*t, dgamma)
+		}
+		rmsnormBwdStore(dgamma, *t)
+		rmsnormBwdTotalsPool.Put(t)
+		return
+	}
 	inPlace := &dx[0] == &dy[0]
 	if rows*h*8 <= rmsnormBwdWholeBytes {
 		if inPlace {

@@ -856,3 +856,6 @@ func rmsnormImplementation() string {
 	}
 	return "pure Go"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const rmsnormFusedSums = false

@@ -13062,7 +13062,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13072,34 +13072,34 @@ row:
 
 loop0:
 	VMOVUPS     (CX)(R8*4), Z5
-	VMOVUPS     (SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	VMOVUPS     64(CX)(R8*4), Z5
-	VMOVUPS     64(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     64(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     64(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z2
 	VMOVUPS     128(CX)(R8*4), Z5
-	VMOVUPS     128(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     128(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     128(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z3
 	VMOVUPS     192(CX)(R8*4), Z5
-	VMOVUPS     192(SI)(R8*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     192(DX)(R8*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     192(SI)(R8*4), Z6
 	VFMADD231PS Z6, Z5, Z4
 	ADDQ        $+64, R8
 	CMPQ        R8, $+4096
 	JB          loop0
 
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VADDPS     Z2, Z1, Z1
 	VADDPS     Z4, Z3, Z2
 	VADDPS     Z2, Z1, Z1
@@ -13137,9 +13137,23 @@ loop0:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Z0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X0, Z0
 	XORQ         R8, R8
 
 loop1:
@@ -13147,7 +13161,6 @@ loop1:
 	VMOVUPS     (SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R8*4)
@@ -13155,7 +13168,6 @@ loop1:
 	VMOVUPS     64(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     64(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 64(AX)(R8*4)
@@ -13163,7 +13175,6 @@ loop1:
 	VMOVUPS     128(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     128(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 128(AX)(R8*4)
@@ -13171,7 +13182,6 @@ loop1:
 	VMOVUPS     192(SI)(R8*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     192(DX)(R8*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 192(AX)(R8*4)
@@ -13206,7 +13216,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -13218,28 +13228,28 @@ row:
 
 loop0:
 	VMOVUPS     (CX)(R8*4), Y6
-	VMOVUPS     (SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	VMOVUPS     32(CX)(R8*4), Y6
-	VMOVUPS     32(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     32(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     32(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y2
 	VMOVUPS     64(CX)(R8*4), Y6
-	VMOVUPS     64(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     64(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     64(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y3
 	VMOVUPS     96(CX)(R8*4), Y6
-	VMOVUPS     96(SI)(R8*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     96(DX)(R8*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     96(SI)(R8*4), Y7
 	VFMADD231PS Y7, Y6, Y4
 	ADDQ        $+32, R8
 	CMPQ        R8, R9
@@ -13265,7 +13275,7 @@ loop0_blocks:
 	VADDPS Y3, Y1, Y1
 	VADDPS Y5, Y1, Y1
 
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -13298,9 +13308,23 @@ loop0_blocks:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Y0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X0, Y0
 	XORQ         R8, R8
 
 loop1:
@@ -13308,7 +13332,6 @@ loop1:
 	VMOVUPS     (SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R8*4)
@@ -13316,7 +13339,6 @@ loop1:
 	VMOVUPS     32(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     32(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 32(AX)(R8*4)
@@ -13324,7 +13346,6 @@ loop1:
 	VMOVUPS     64(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     64(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 64(AX)(R8*4)
@@ -13332,7 +13353,6 @@ loop1:
 	VMOVUPS     96(SI)(R8*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     96(DX)(R8*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 96(AX)(R8*4)
@@ -13374,7 +13394,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -13389,28 +13409,28 @@ row:
 
 loop0s:
 	VMOVUPS     (CX)(R9*4), Z5
-	VMOVUPS     (SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	VMOVUPS     64(CX)(R9*4), Z5
-	VMOVUPS     64(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     64(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     64(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z2
 	VMOVUPS     128(CX)(R9*4), Z5
-	VMOVUPS     128(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     128(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     128(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z3
 	VMOVUPS     192(CX)(R9*4), Z5
-	VMOVUPS     192(SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     192(DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     192(SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z4
 	ADDQ        $+64, R9
 	CMPQ        R9, R10
@@ -13424,10 +13444,10 @@ loop0s_vectors:
 
 loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Z5
-	VMOVUPS     (SI)(R9*4), Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS     (DX)(R9*4), Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS     (SI)(R9*4), Z6
 	VFMADD231PS Z6, Z5, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
@@ -13437,10 +13457,10 @@ loop0s_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0s_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z5
-	VMOVUPS.Z   (SI)(R9*4), K1, Z6
-	VMULPS      Z6, Z5, Z5
 	VMOVUPS.Z   (DX)(R9*4), K1, Z6
 	VMULPS      Z0, Z6, Z6
+	VMULPS      Z6, Z5, Z5
+	VMOVUPS.Z   (SI)(R9*4), K1, Z6
 	VFMADD231PS Z6, Z5, K1, Z1
 
 loop0s_done:
@@ -13463,28 +13483,28 @@ loop0_long:
 
 loop0:
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z1
 	VMOVUPS     64(CX)(R9*4), Z7
-	VMOVUPS     64(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     64(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     64(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z2
 	VMOVUPS     128(CX)(R9*4), Z7
-	VMOVUPS     128(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     128(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     128(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z3
 	VMOVUPS     192(CX)(R9*4), Z7
-	VMOVUPS     192(SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     192(DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     192(SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z4
 	ADDQ        $+64, R9
 	CMPQ        R9, R11
@@ -13524,28 +13544,28 @@ loop0_vectors:
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z1
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z2
 	ADDQ        $+16, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Z7
-	VMOVUPS     (SI)(R9*4), Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS     (DX)(R9*4), Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS     (SI)(R9*4), Z8
 	VFMADD231PS Z8, Z7, Z3
 	ADDQ        $+16, R9
 
@@ -13553,10 +13573,10 @@ loop0_tail:
 	TESTQ       $0x0000000f, R8
 	JZ          loop0_done
 	VMOVUPS.Z   (CX)(R9*4), K1, Z7
-	VMOVUPS.Z   (SI)(R9*4), K1, Z8
-	VMULPS      Z8, Z7, Z7
 	VMOVUPS.Z   (DX)(R9*4), K1, Z8
 	VMULPS      Z0, Z8, Z8
+	VMULPS      Z8, Z7, Z7
+	VMOVUPS.Z   (SI)(R9*4), K1, Z8
 	VFMADD231PS Z8, Z7, K1, Z4
 
 loop0_done:
@@ -13567,7 +13587,7 @@ loop0_done:
 	VADDPS Z6, Z1, Z1
 
 loop0_summed:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VSHUFF32X4 $0x4e, Z1, Z1, Z2
 	VADDPS     Z2, Z1, Z1
 	VSHUFF32X4 $0xb1, Z1, Z1, Z2
@@ -13604,9 +13624,23 @@ loop0_summed:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Z0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Z1
+	VBROADCASTSS X0, Z0
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-64, R10
@@ -13617,7 +13651,6 @@ loop1:
 	VMOVUPS     (SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R9*4)
@@ -13625,7 +13658,6 @@ loop1:
 	VMOVUPS     64(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     64(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 64(AX)(R9*4)
@@ -13633,7 +13665,6 @@ loop1:
 	VMOVUPS     128(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     128(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 128(AX)(R9*4)
@@ -13641,7 +13672,6 @@ loop1:
 	VMOVUPS     192(SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     192(DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, 192(AX)(R9*4)
@@ -13660,7 +13690,6 @@ loop1_vector:
 	VMOVUPS     (SI)(R9*4), Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS     (DX)(R9*4), Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z2
 	VMOVUPS     Z2, (AX)(R9*4)
@@ -13675,7 +13704,6 @@ loop1_tail:
 	VMOVUPS.Z   (SI)(R9*4), K1, Z3
 	VMULPS      Z3, Z2, Z2
 	VMOVUPS.Z   (DX)(R9*4), K1, Z3
-	VMULPS      Z0, Z3, Z3
 	VFMADD231PS Z1, Z3, Z2
 	VMULPS      Z0, Z2, Z0
 	VMOVUPS     Z0, K1, (AX)(R9*4)
@@ -13710,7 +13738,7 @@ row:
 	// s0 = rstd[row]
 	VMOVSS (BX), X0
 
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -13726,28 +13754,28 @@ row:
 
 loop0s:
 	VMOVUPS     (CX)(R9*4), Y6
-	VMOVUPS     (SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	VMOVUPS     32(CX)(R9*4), Y6
-	VMOVUPS     32(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     32(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     32(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y2
 	VMOVUPS     64(CX)(R9*4), Y6
-	VMOVUPS     64(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     64(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     64(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y3
 	VMOVUPS     96(CX)(R9*4), Y6
-	VMOVUPS     96(SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     96(DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     96(SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y4
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
@@ -13761,10 +13789,10 @@ loop0s_vectors:
 
 loop0s_vector:
 	VMOVUPS     (CX)(R9*4), Y6
-	VMOVUPS     (SI)(R9*4), Y7
-	VMULPS      Y7, Y6, Y6
 	VMOVUPS     (DX)(R9*4), Y7
 	VMULPS      Y0, Y7, Y7
+	VMULPS      Y7, Y6, Y6
+	VMOVUPS     (SI)(R9*4), Y7
 	VFMADD231PS Y7, Y6, Y1
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
@@ -13776,10 +13804,10 @@ loop0s_tail:
 
 loop0s_element:
 	VMOVSS      (CX)(R9*4), X6
-	VMOVSS      (SI)(R9*4), X7
-	VMULSS      X7, X6, X6
 	VMOVSS      (DX)(R9*4), X7
 	VMULSS      X0, X7, X7
+	VMULSS      X7, X6, X6
+	VMOVSS      (SI)(R9*4), X7
 	VFMADD231SS X7, X6, X5
 	INCQ        R9
 	CMPQ        R9, R8
@@ -13805,28 +13833,28 @@ loop0_long:
 
 loop0:
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y1
 	VMOVUPS     32(CX)(R9*4), Y8
-	VMOVUPS     32(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     32(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     32(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y2
 	VMOVUPS     64(CX)(R9*4), Y8
-	VMOVUPS     64(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     64(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     64(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y3
 	VMOVUPS     96(CX)(R9*4), Y8
-	VMOVUPS     96(SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     96(DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     96(SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y4
 	ADDQ        $+32, R9
 	CMPQ        R9, R11
@@ -13866,28 +13894,28 @@ loop0_vectors:
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y1
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y2
 	ADDQ        $+8, R9
 	CMPQ        R9, R10
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R9*4), Y8
-	VMOVUPS     (SI)(R9*4), Y9
-	VMULPS      Y9, Y8, Y8
 	VMOVUPS     (DX)(R9*4), Y9
 	VMULPS      Y0, Y9, Y9
+	VMULPS      Y9, Y8, Y8
+	VMOVUPS     (SI)(R9*4), Y9
 	VFMADD231PS Y9, Y8, Y3
 	ADDQ        $+8, R9
 
@@ -13897,10 +13925,10 @@ loop0_tail:
 
 loop0_element:
 	VMOVSS      (CX)(R9*4), X8
-	VMOVSS      (SI)(R9*4), X9
-	VMULSS      X9, X8, X8
 	VMOVSS      (DX)(R9*4), X9
 	VMULSS      X0, X9, X9
+	VMULSS      X9, X8, X8
+	VMOVSS      (SI)(R9*4), X9
 	VFMADD231SS X9, X8, X5
 	INCQ        R9
 	CMPQ        R9, R8
@@ -13914,7 +13942,7 @@ loop0_done:
 	VADDPS Y7, Y1, Y1
 
 loop0_summed:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	VEXTRACTF128 $0x01, Y1, X2
 	VADDPS       X2, X1, X1
 	VMOVHLPS     X1, X1, X2
@@ -13950,9 +13978,23 @@ loop0_summed:
 	// s5 = 0 - s3
 	VSUBSS X1, X2, X1
 
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
-	VBROADCASTSS X0, Y0
+	// s6 = s5 * s0
+	VMULSS X0, X1, X1
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X2, X1
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X2
+	VUCOMISS X1, X2
+	JA       done
+
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VBROADCASTSS X1, Y1
+	VBROADCASTSS X0, Y0
 	XORQ         R9, R9
 	MOVQ         R8, R10
 	ANDQ         $-32, R10
@@ -13963,7 +14005,6 @@ loop1:
 	VMOVUPS     (SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R9*4)
@@ -13971,7 +14012,6 @@ loop1:
 	VMOVUPS     32(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     32(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 32(AX)(R9*4)
@@ -13979,7 +14019,6 @@ loop1:
 	VMOVUPS     64(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     64(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 64(AX)(R9*4)
@@ -13987,7 +14026,6 @@ loop1:
 	VMOVUPS     96(SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     96(DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, 96(AX)(R9*4)
@@ -14006,7 +14044,6 @@ loop1_vector:
 	VMOVUPS     (SI)(R9*4), Y3
 	VMULPS      Y3, Y2, Y2
 	VMOVUPS     (DX)(R9*4), Y3
-	VMULPS      Y0, Y3, Y3
 	VFMADD231PS Y1, Y3, Y2
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)(R9*4)
@@ -14023,7 +14060,6 @@ loop1_element:
 	VMOVSS      (SI)(R9*4), X3
 	VMULSS      X3, X2, X2
 	VMOVSS      (DX)(R9*4), X3
-	VMULSS      X0, X3, X3
 	VFMADD231SS X1, X3, X2
 	VMULSS      X0, X2, X2
 	VMOVSS      X2, (AX)(R9*4)

@@ -107,7 +107,13 @@ func rmsnormNeonRMSNormStatsAnySTP(dst, rstd, x, gamma *float32, rows, h int) in
 func rmsnormNeonRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma *float32, rows int) int
 
 //go:noescape
+func rmsnormNeonRMSNormStatsBackwardRows4096STP(dx, dy, x, rstd, gamma *float32, rows int) int
+
+//go:noescape
 func rmsnormNeonRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma *float32, rows, h int) int
+
+//go:noescape
+func rmsnormNeonRMSNormStatsBackwardRowsAnySTP(dx, dy, x, rstd, gamma *float32, rows, h int) int
 
 //go:noescape
 func rmsnormNeonRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd *float32, rows, h, stride int) int
@@ -307,7 +313,7 @@ func rmsnormRunRMSNormStatsAny(kern func(dst, rstd, x, gamma *float32, rows, h i
 }
 
 func rmsnormImplRMSNormStatsBackwardRows4096(dx, dy, x, rstd, gamma []float32, rows int) {
-	rmsnormRunRMSNormStatsBackwardRows4096(rmsnormNeonRMSNormStatsBackwardRows4096, dx, dy, x, rstd, gamma, rows)
+	rmsnormRunRMSNormStatsBackwardRows4096(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormStatsBackwardRows4096, rmsnormNeonRMSNormStatsBackwardRows4096STP), dx, dy, x, rstd, gamma, rows)
 }
 
 func rmsnormRunRMSNormStatsBackwardRows4096(kern func(dx, dy, x, rstd, gamma *float32, rows int) int, dx, dy, x, rstd, gamma []float32, rows int) {
@@ -321,7 +327,7 @@ func rmsnormRunRMSNormStatsBackwardRows4096(kern func(dx, dy, x, rstd, gamma *fl
 }
 
 func rmsnormImplRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows, h int) {
-	rmsnormRunRMSNormStatsBackwardRowsAny(rmsnormNeonRMSNormStatsBackwardRowsAny, dx, dy, x, rstd, gamma, rows, h)
+	rmsnormRunRMSNormStatsBackwardRowsAny(rmsnormNeonForm(rmsnormNeonSTP, rmsnormNeonRMSNormStatsBackwardRowsAny, rmsnormNeonRMSNormStatsBackwardRowsAnySTP), dx, dy, x, rstd, gamma, rows, h)
 }
 
 func rmsnormRunRMSNormStatsBackwardRowsAny(kern func(dx, dy, x, rstd, gamma *float32, rows, h int) int, dx, dy, x, rstd, gamma []float32, rows, h int) {
@@ -398,3 +404,6 @@ func rmsnormIsaOf(kernel string) string {
 func rmsnormImplementation() string {
 	return "NEON"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const rmsnormFusedSums = false

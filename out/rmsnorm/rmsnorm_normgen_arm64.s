@@ -3382,7 +3382,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRows4096(SB), NOSPLIT, $0-56
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3399,16 +3399,16 @@ pass1chunk:
 	MOVD	$64, R9
 pass1iter:
 	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3436,7 +3436,7 @@ pass1chunked:
 	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
@@ -3446,7 +3446,14 @@ pass1chunked:
 	BHI	done
 	// s5 = 0 - s3
 	FSUBS	F26, F30, F26
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
+	// s6 = s5 * s0
+	FMULS	F27, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
@@ -3461,10 +3468,137 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x6e3bdc84 // fmul v4.4s, v4.4s, v27.4s
-	WORD	$0x6e3bdca5 // fmul v5.4s, v5.4s, v27.4s
-	WORD	$0x6e3bdcc6 // fmul v6.4s, v6.4s, v27.4s
-	WORD	$0x6e3bdce7 // fmul v7.4s, v7.4s, v27.4s
+	VFMLA	V26.S4, V4.S4, V0.S4
+	VFMLA	V26.S4, V5.S4, V1.S4
+	VFMLA	V26.S4, V6.S4, V2.S4
+	VFMLA	V26.S4, V7.S4, V3.S4
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
+	SUBS	$1, R10, R10
+	BNE	pass2main
+	// next row
+	ADD	$16384, R0, R0
+	ADD	$16384, R1, R1
+	ADD	$16384, R2, R2
+	ADD	$4, R3, R3
+	SUBS	$1, R5, R5
+	BNE	row
+done:
+	MOVD	rows+40(FP), R6
+	SUB	R5, R6, R6
+	MOVD	R6, ret+48(FP)
+	RET
+
+// neonRMSNormStatsBackwardRows4096STP is RMSNormStatsBackwardRows for H=4096 on NEON, 4 vectors per iteration: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormStatsBackwardRows4096STP(SB), NOSPLIT, $0-56
+	MOVD	dx+0(FP), R0
+	MOVD	dy+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	rstd+24(FP), R3
+	MOVD	gamma+32(FP), R4
+	MOVD	rows+40(FP), R5
+	// s2 = 1/4096
+	MOVW	$0x39800000, R6
+	FMOVS	R6, F31
+	// the constant 0
+	FMOVS	ZR, F30
+	MOVW	$0xff7fffff, R6
+	FMOVS	R6, F29
+	MOVW	$0x7f7fffff, R6
+	FMOVS	R6, F28
+row:
+	// s0 = rstd[row]
+	FMOVS	(R3), F27
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
+	VDUP	V27.S[0], V27.S4
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	R1, R6
+	MOVD	R2, R7
+	MOVD	R4, R8
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$256, R10
+pass1chunk:
+	SUBS	$64, R10, R10
+	BLT	pass1short
+	MOVD	$64, R9
+pass1iter:
+	VLD1.P	64(R6), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
+	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R8), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V4.S4, V0.S4
+	VFMLA	V9.S4, V5.S4, V1.S4
+	VFMLA	V10.S4, V6.S4, V2.S4
+	VFMLA	V11.S4, V7.S4, V3.S4
+	SUBS	$1, R9, R9
+	BNE	pass1iter
+	SUBS	$0, R10, R10
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	B	pass1chunk
+pass1short:
+	ADD	$64, R10, R9
+	CBNZ	R9, pass1iter
+pass1chunked:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	// s1 = sum(dy*(x*s0)*gamma)
+	// s3 = s1 * s2
+	FMULS	F31, F0, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// s5 = 0 - s3
+	FSUBS	F26, F30, F26
+	// s6 = s5 * s0
+	FMULS	F27, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R6
+	MOVD	R1, R7
+	MOVD	R2, R8
+	MOVD	R4, R9
+	MOVD	$256, R10
+pass2main:
+	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V26.S4, V4.S4, V0.S4
 	VFMLA	V26.S4, V5.S4, V1.S4
 	VFMLA	V26.S4, V6.S4, V2.S4
@@ -3515,7 +3649,7 @@ TEXT ·rmsnormNeonRMSNormStatsBackwardRowsAny(SB), NOSPLIT, $0-64
 row:
 	// s0 = rstd[row]
 	FMOVS	(R3), F27
-	// pass 1 over the row: acc0 += dy*gamma*(x*s0)
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
 	VDUP	V27.S[0], V27.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
@@ -3534,16 +3668,16 @@ pass1chunk:
 	MOVD	$64, R11
 pass1iter:
 	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
 	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 	VFMLA	V10.S4, V6.S4, V2.S4
@@ -3574,22 +3708,22 @@ pass1chunked:
 	AND	$8, R6, R11
 	CBZ	R11, pass1vec2Done
 	VLD1.P	32(R8), [V4.S4, V5.S4]
-	VLD1.P	32(R10), [V8.S4, V9.S4]
-	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
 	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	VLD1.P	32(R10), [V8.S4, V9.S4]
 	VFMLA	V8.S4, V4.S4, V0.S4
 	VFMLA	V9.S4, V5.S4, V1.S4
 pass1vec2Done:
 	AND	$4, R6, R11
 	CBZ	R11, pass1vec1Done
 	VLD1.P	16(R8), [V6.S4]
-	VLD1.P	16(R10), [V10.S4]
-	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
 	VLD1.P	16(R9), [V10.S4]
 	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	VLD1.P	16(R10), [V10.S4]
 	VFMLA	V10.S4, V6.S4, V2.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
@@ -3603,15 +3737,15 @@ pass1vec1Done:
 	CBZ	R11, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R8), F4
-	FMOVS.P	4(R10), F8
-	FMULS	F8, F4, F4
 	FMOVS.P	4(R9), F8
 	FMULS	F27, F8, F8
+	FMULS	F8, F4, F4
+	FMOVS.P	4(R10), F8
 	FMADDS	F8, F0, F4, F0
 	SUBS	$1, R11, R11
 	BNE	pass1tail
 pass1tailDone:
-	// s1 = sum(dy*gamma*(x*s0))
+	// s1 = sum(dy*(x*s0)*gamma)
 	// s3 = s1 * s2
 	FMULS	F31, F0, F26
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
@@ -3621,7 +3755,14 @@ pass1tailDone:
 	BHI	done
 	// s5 = 0 - s3
 	FSUBS	F26, F30, F26
-	// pass 2 over the row: dx = (x*s0*s5 + dy*gamma)*s0
+	// s6 = s5 * s0
+	FMULS	F27, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
 	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R8
 	MOVD	R1, R9
@@ -3637,10 +3778,221 @@ pass2main:
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
 	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x6e3bdc84 // fmul v4.4s, v4.4s, v27.4s
-	WORD	$0x6e3bdca5 // fmul v5.4s, v5.4s, v27.4s
-	WORD	$0x6e3bdcc6 // fmul v6.4s, v6.4s, v27.4s
-	WORD	$0x6e3bdce7 // fmul v7.4s, v7.4s, v27.4s
+	VFMLA	V26.S4, V4.S4, V0.S4
+	VFMLA	V26.S4, V5.S4, V1.S4
+	VFMLA	V26.S4, V6.S4, V2.S4
+	VFMLA	V26.S4, V7.S4, V3.S4
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R8)
+	SUBS	$1, R12, R12
+	BNE	pass2main
+pass2mainDone:
+	AND	$8, R6, R12
+	CBZ	R12, pass2vec2Done
+	VLD1.P	32(R9), [V0.S4, V1.S4]
+	VLD1.P	32(R11), [V4.S4, V5.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VLD1.P	32(R10), [V4.S4, V5.S4]
+	VFMLA	V26.S4, V4.S4, V0.S4
+	VFMLA	V26.S4, V5.S4, V1.S4
+	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
+	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	VST1.P	[V0.S4, V1.S4], 32(R8)
+pass2vec2Done:
+	AND	$4, R6, R12
+	CBZ	R12, pass2vec1Done
+	VLD1.P	16(R9), [V2.S4]
+	VLD1.P	16(R11), [V6.S4]
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VLD1.P	16(R10), [V6.S4]
+	VFMLA	V26.S4, V6.S4, V2.S4
+	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	VST1.P	[V2.S4], 16(R8)
+pass2vec1Done:
+	AND	$3, R6, R12
+	CBZ	R12, pass2tailDone
+pass2tail:
+	FMOVS.P	4(R9), F0
+	FMOVS.P	4(R11), F4
+	FMULS	F4, F0, F0
+	FMOVS.P	4(R10), F4
+	FMADDS	F26, F0, F4, F0
+	FMULS	F27, F0, F0
+	FMOVS.P	F0, 4(R8)
+	SUBS	$1, R12, R12
+	BNE	pass2tail
+pass2tailDone:
+	// next row
+	ADD	R7, R0, R0
+	ADD	R7, R1, R1
+	ADD	R7, R2, R2
+	ADD	$4, R3, R3
+	SUBS	$1, R5, R5
+	BNE	row
+done:
+	MOVD	rows+40(FP), R8
+	SUB	R5, R8, R8
+	MOVD	R8, ret+56(FP)
+	RET
+
+// neonRMSNormStatsBackwardRowsAnySTP is RMSNormStatsBackwardRows for H=h (run time) on NEON, 4 vectors per iteration: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+// Its main loops store every register pair by STP q, the form of Neoverse N2, V1 and V2.
+TEXT ·rmsnormNeonRMSNormStatsBackwardRowsAnySTP(SB), NOSPLIT, $0-64
+	MOVD	dx+0(FP), R0
+	MOVD	dy+8(FP), R1
+	MOVD	x+16(FP), R2
+	MOVD	rstd+24(FP), R3
+	MOVD	gamma+32(FP), R4
+	MOVD	rows+40(FP), R5
+	MOVD	h+48(FP), R6
+	LSL	$2, R6, R7
+	// s2 = 1/n, n the row's length
+	MOVW	$0x3f800000, R8
+	FMOVS	R8, F30
+	SCVTFS	R6, F31
+	FDIVS	F31, F30, F31
+	// the constant 0
+	FMOVS	ZR, F30
+	MOVW	$0xff7fffff, R8
+	FMOVS	R8, F29
+	MOVW	$0x7f7fffff, R8
+	FMOVS	R8, F28
+row:
+	// s0 = rstd[row]
+	FMOVS	(R3), F27
+	// pass 1 over the row: acc0 += dy*(x*s0)*gamma
+	VDUP	V27.S[0], V27.S4
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	MOVD	R1, R8
+	MOVD	R2, R9
+	MOVD	R4, R10
+	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
+	MOVD	$64, R12
+	LSR	$4, R6, R13
+pass1chunk:
+	SUBS	$64, R13, R13
+	BLT	pass1short
+	MOVD	$64, R11
+pass1iter:
+	VLD1.P	64(R8), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
+	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	WORD	$0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VLD1.P	64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA	V8.S4, V4.S4, V0.S4
+	VFMLA	V9.S4, V5.S4, V1.S4
+	VFMLA	V10.S4, V6.S4, V2.S4
+	VFMLA	V11.S4, V7.S4, V3.S4
+	SUBS	$1, R11, R11
+	BNE	pass1iter
+	SUBS	$0, R13, R13
+	BLT	pass1chunked
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
+	VEOR	V0.B16, V0.B16, V0.B16
+	VEOR	V1.B16, V1.B16, V1.B16
+	VEOR	V2.B16, V2.B16, V2.B16
+	VEOR	V3.B16, V3.B16, V3.B16
+	SUBS	$1, R12, R12
+	BNE	pass1chunk
+	// 64 chunks: the totals go into the super-totals
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
+	MOVD	$64, R12
+	B	pass1chunk
+pass1short:
+	ADD	$64, R13, R11
+	CBNZ	R11, pass1iter
+pass1chunked:
+	AND	$8, R6, R11
+	CBZ	R11, pass1vec2Done
+	VLD1.P	32(R8), [V4.S4, V5.S4]
+	VLD1.P	32(R9), [V8.S4, V9.S4]
+	WORD	$0x6e3bdd08 // fmul v8.4s, v8.4s, v27.4s
+	WORD	$0x6e3bdd29 // fmul v9.4s, v9.4s, v27.4s
+	WORD	$0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	WORD	$0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
+	VLD1.P	32(R10), [V8.S4, V9.S4]
+	VFMLA	V8.S4, V4.S4, V0.S4
+	VFMLA	V9.S4, V5.S4, V1.S4
+pass1vec2Done:
+	AND	$4, R6, R11
+	CBZ	R11, pass1vec1Done
+	VLD1.P	16(R8), [V6.S4]
+	VLD1.P	16(R9), [V10.S4]
+	WORD	$0x6e3bdd4a // fmul v10.4s, v10.4s, v27.4s
+	WORD	$0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
+	VLD1.P	16(R10), [V10.S4]
+	VFMLA	V10.S4, V6.S4, V2.S4
+pass1vec1Done:
+	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
+	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD	$0x7e30d800 // faddp s0, v0.2s
+	AND	$3, R6, R11
+	CBZ	R11, pass1tailDone
+pass1tail:
+	FMOVS.P	4(R8), F4
+	FMOVS.P	4(R9), F8
+	FMULS	F27, F8, F8
+	FMULS	F8, F4, F4
+	FMOVS.P	4(R10), F8
+	FMADDS	F8, F0, F4, F0
+	SUBS	$1, R11, R11
+	BNE	pass1tail
+pass1tailDone:
+	// s1 = sum(dy*(x*s0)*gamma)
+	// s3 = s1 * s2
+	FMULS	F31, F0, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s3 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// s5 = 0 - s3
+	FSUBS	F26, F30, F26
+	// s6 = s5 * s0
+	FMULS	F27, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	FCMPS	F29, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
+	// pass 2 over the row: dx = (x*s6 + dy*gamma)*s0
+	VDUP	V26.S[0], V26.S4
+	MOVD	R0, R8
+	MOVD	R1, R9
+	MOVD	R2, R10
+	MOVD	R4, R11
+	LSR	$4, R6, R12
+	CBZ	R12, pass2mainDone
+pass2main:
+	VLD1.P	64(R9), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
+	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
+	VLD1.P	64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VFMLA	V26.S4, V4.S4, V0.S4
 	VFMLA	V26.S4, V5.S4, V1.S4
 	VFMLA	V26.S4, V6.S4, V2.S4
@@ -3662,8 +4014,6 @@ pass2mainDone:
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	VLD1.P	32(R10), [V4.S4, V5.S4]
-	WORD	$0x6e3bdc84 // fmul v4.4s, v4.4s, v27.4s
-	WORD	$0x6e3bdca5 // fmul v5.4s, v5.4s, v27.4s
 	VFMLA	V26.S4, V4.S4, V0.S4
 	VFMLA	V26.S4, V5.S4, V1.S4
 	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
@@ -3676,7 +4026,6 @@ pass2vec2Done:
 	VLD1.P	16(R11), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	VLD1.P	16(R10), [V6.S4]
-	WORD	$0x6e3bdcc6 // fmul v6.4s, v6.4s, v27.4s
 	VFMLA	V26.S4, V6.S4, V2.S4
 	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
 	VST1.P	[V2.S4], 16(R8)
@@ -3688,7 +4037,6 @@ pass2tail:
 	FMOVS.P	4(R11), F4
 	FMULS	F4, F0, F0
 	FMOVS.P	4(R10), F4
-	FMULS	F27, F4, F4
 	FMADDS	F26, F0, F4, F0
 	FMULS	F27, F0, F0
 	FMOVS.P	F0, 4(R8)

@@ -356,46 +356,57 @@ func rmsnormGoRMSNormStatsAnyF64(dst, rstds, x, gamma []float32, rows, h int) {
 // Float32 arithmetic, its sums in float32 blocks added in float64.
 // A row whose statistics leave float32's range takes goRMSNormStatsBackwardRowsAnyF64.
 func rmsnormGoRMSNormStatsBackwardRowsAny(dx, dy, x, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma, r, h) {
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goRMSNormStatsBackwardRowsAnyRow is row r of goRMSNormStatsBackwardRowsAny; false where a guard rejects the row.
+func rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma []float32, r, h int) bool {
 	s2 := 1 / float32(h)
 	// Sums run over whole blocks, then over the rest of the row.
 	whole := h - h%64
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
-	for r := 0; r < rows; r++ {
-		dxRow := dx[r*h:][:h]
-		dyRow := dy[r*h:][:h]
-		xRow := x[r*h:][:h]
-		s0 := rstd[r]
-		var acc0 float64
-		for i := 0; i < whole; i += 64 {
-			dyBlock := (*[64]float32)(dyRow[i:])
-			xBlock := (*[64]float32)(xRow[i:])
-			gammaBlock := (*[64]float32)(gamma[i:])
-			var acc00, acc01, acc02, acc03 float32
-			for j := 0; j < 64; j += 8 {
-				acc00 += dyBlock[j]*gammaBlock[j]*(xBlock[j]*s0) + dyBlock[j+4]*gammaBlock[j+4]*(xBlock[j+4]*s0)
-				acc01 += dyBlock[j+1]*gammaBlock[j+1]*(xBlock[j+1]*s0) + dyBlock[j+5]*gammaBlock[j+5]*(xBlock[j+5]*s0)
-				acc02 += dyBlock[j+2]*gammaBlock[j+2]*(xBlock[j+2]*s0) + dyBlock[j+6]*gammaBlock[j+6]*(xBlock[j+6]*s0)
-				acc03 += dyBlock[j+3]*gammaBlock[j+3]*(xBlock[j+3]*s0) + dyBlock[j+7]*gammaBlock[j+7]*(xBlock[j+7]*s0)
-			}
-			acc0 += float64((acc00 + acc01) + (acc02 + acc03))
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := rstd[r]
+	var acc0 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]float32)(dyRow[i:])
+		xBlock := (*[64]float32)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		var acc00, acc01, acc02, acc03 float32
+		for j := 0; j < 64; j += 8 {
+			acc00 += dyBlock[j]*(xBlock[j]*s0)*gammaBlock[j] + dyBlock[j+4]*(xBlock[j+4]*s0)*gammaBlock[j+4]
+			acc01 += dyBlock[j+1]*(xBlock[j+1]*s0)*gammaBlock[j+1] + dyBlock[j+5]*(xBlock[j+5]*s0)*gammaBlock[j+5]
+			acc02 += dyBlock[j+2]*(xBlock[j+2]*s0)*gammaBlock[j+2] + dyBlock[j+6]*(xBlock[j+6]*s0)*gammaBlock[j+6]
+			acc03 += dyBlock[j+3]*(xBlock[j+3]*s0)*gammaBlock[j+3] + dyBlock[j+7]*(xBlock[j+7]*s0)*gammaBlock[j+7]
 		}
-		var acc0Tail float32
-		for i := whole; i < h; i++ {
-			acc0Tail += dyRow[i] * gamma[i] * (xRow[i] * s0)
-		}
-		acc0 += float64(acc0Tail)
-		s1 := float32(acc0)
-		s3 := s1 * s2
-		if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
-			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dxRow, dyRow, xRow, rstd[r:], gamma, 1, h)
-			continue
-		}
-		s5 := 0 - s3
-		for i := range h {
-			dxRow[i] = (xRow[i]*s0*s5 + dyRow[i]*gamma[i]) * s0
-		}
+		acc0 += float64((acc00 + acc01) + (acc02 + acc03))
 	}
+	var acc0Tail float32
+	for i := whole; i < h; i++ {
+		acc0Tail += dyRow[i] * (xRow[i] * s0) * gamma[i]
+	}
+	acc0 += float64(acc0Tail)
+	s1 := float32(acc0)
+	s3 := s1 * s2
+	if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := 0 - s3
+	s6 := s5 * s0
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
+	}
+	return true
 }
 
 // goRMSNormStatsBackwardRowsAnyF64 is the pure-Go RMSNormStatsBackwardRows in float64, for the rows whose float32
@@ -409,13 +420,14 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, r
 		s0 := float64(rstd[r])
 		var acc0 float64
 		for i := range h {
-			acc0 += float64(dyRow[i]) * float64(gamma[i]) * float64(xRow[i]) * s0
+			acc0 += float64(dyRow[i]) * float64(xRow[i]) * s0 * float64(gamma[i])
 		}
 		s1 := acc0
 		s3 := s1 * s2
 		s5 := 0 - s3
+		s6 := s5 * s0
 		for i := range h {
-			dxRow[i] = float32((float64(xRow[i])*s0*s5 + float64(dyRow[i])*float64(gamma[i])) * s0)
+			dxRow[i] = float32((float64(xRow[i])*s6 + float64(dyRow[i])*float64(gamma[i])) * s0)
 		}
 	}
 }
@@ -568,4 +580,81 @@ func rmsnormGoRMSNormEpsAnyF64(dst, x, gamma []float32, rows, h int, eps float32
 			dstRow[i] = float32(float64(xRow[i]) * rstd * float64(gamma[i]))
 		}
 	}
+}
+
+// goRMSNormStatsBackwardRowsAnySums is the pure-Go RMSNormStatsBackwardRows that also adds each element's
+// term of dgamma to dgamma[i], row after row: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+// A row whose statistics leave float32's range takes goRMSNormStatsBackwardRowsAnyF64 (its terms added).
+func rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx, dy, x, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !rmsnormGoRMSNormStatsBackwardRowsAnySumsRow(dgamma, dx, dy, x, rstd, gamma, r, h) {
+			rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goRMSNormStatsBackwardRowsAnySumsRow is row r of goRMSNormStatsBackwardRowsAnySums; false where a guard rejects the row.
+func rmsnormGoRMSNormStatsBackwardRowsAnySumsRow(dgamma, dx, dy, x, rstd, gamma []float32, r, h int) bool {
+	s2 := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	dgamma = dgamma[:h]
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := rstd[r]
+	var acc0 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]float32)(dyRow[i:])
+		xBlock := (*[64]float32)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		dgammaBlock := (*[64]float32)(dgamma[i:])
+		var acc00, acc01, acc02, acc03 float32
+		for j := 0; j < 64; j += 8 {
+			v4A := dyBlock[j] * (xBlock[j] * s0)
+			dgammaBlock[j] += v4A
+			v4B := dyBlock[j+1] * (xBlock[j+1] * s0)
+			dgammaBlock[j+1] += v4B
+			v4C := dyBlock[j+2] * (xBlock[j+2] * s0)
+			dgammaBlock[j+2] += v4C
+			v4D := dyBlock[j+3] * (xBlock[j+3] * s0)
+			dgammaBlock[j+3] += v4D
+			v4E := dyBlock[j+4] * (xBlock[j+4] * s0)
+			dgammaBlock[j+4] += v4E
+			v4F := dyBlock[j+5] * (xBlock[j+5] * s0)
+			dgammaBlock[j+5] += v4F
+			v4G := dyBlock[j+6] * (xBlock[j+6] * s0)
+			dgammaBlock[j+6] += v4G
+			v4H := dyBlock[j+7] * (xBlock[j+7] * s0)
+			dgammaBlock[j+7] += v4H
+			acc00 += v4A*gammaBlock[j] + v4E*gammaBlock[j+4]
+			acc01 += v4B*gammaBlock[j+1] + v4F*gammaBlock[j+5]
+			acc02 += v4C*gammaBlock[j+2] + v4G*gammaBlock[j+6]
+			acc03 += v4D*gammaBlock[j+3] + v4H*gammaBlock[j+7]
+		}
+		acc0 += float64((acc00 + acc01) + (acc02 + acc03))
+	}
+	var acc0Tail float32
+	for i := whole; i < h; i++ {
+		v4 := dyRow[i] * (xRow[i] * s0)
+		dgamma[i] += v4
+		acc0Tail += v4 * gamma[i]
+	}
+	acc0 += float64(acc0Tail)
+	s1 := float32(acc0)
+	s3 := s1 * s2
+	if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := 0 - s3
+	s6 := s5 * s0
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
+	}
+	return true
 }

@@ -84,3 +84,6 @@ func rmsnormIsaOf(kernel string) string {
 func rmsnormImplementation() string {
 	return "pure Go"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const rmsnormFusedSums = true

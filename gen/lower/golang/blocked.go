@@ -99,7 +99,25 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	l := newLowering(k)
 	l.f32 = true
-	var body []jen.Code
+	body, statsFn := l.blockedBody()
+	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
+		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
+	if pass.HasGuard(k) {
+		name, _ := Fallback(k)
+		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
+	}
+	fn := doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	if statsFn != nil {
+		fn = fn.Line().Line().Add(statsFn)
+	}
+	return fn
+}
+
+// blockedBody is the body of the float32 form of l.k, and the function
+// of its fused statistics pass if it has one (nil otherwise).
+func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
+	k := l.k
+	name := target.Func{Kernel: k, ISA: target.Go}.Name()
 	n := l.rowLen()
 	fu := fuse(k)
 	if l.invLen != "" && fu.leaves(k, l.readsInvLen) {
@@ -123,6 +141,9 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
 		}
 	}
+	if l.col != nil {
+		params = append(params, jen.Id(l.col.name).Op("=").Id(l.col.name).Index(jen.Empty(), jen.Id("h")))
+	}
 	if len(params) > 0 {
 		body = append(body, jen.Comment("Lengths the compiler can see: no bounds checks in the loops."))
 		body = append(body, params...)
@@ -130,7 +151,6 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 	rowBody := l.rowSlices()
 	var guarded ir.S = -1        // the value the guard checks
 	var before, after []jen.Code // around the loop over the rows
-	var statsFn jen.Code         // the fused statistics' function
 	for i, st := range k.Body {
 		if fu != nil && i == fu.at {
 			var call []jen.Code
@@ -160,23 +180,17 @@ func blockedFunc(k *ir.Kernel) jen.Code {
 			rowBody = append(rowBody, l.loop(st)...)
 		}
 	}
+	if l.rowFunc {
+		if len(before)+len(after) > 0 || statsFn != nil {
+			panic("golang: " + k.Name + ": a row function cannot hold a fused statistics pass")
+		}
+		return append(body, rowBody...), nil
+	}
 	body = append(body, before...)
 	body = append(body, jen.For(
 		jen.Id("r").Op(":=").Lit(0), jen.Id("r").Op("<").Id("rows"), jen.Id("r").Op("++"),
 	).Block(rowBody...))
-	body = append(body, after...)
-
-	doc := jen.Commentf("%s is the pure-Go %s: %s.", name, k.Name, k.Doc).Line().
-		Comment("Float32 arithmetic, its sums in float32 blocks added in float64.")
-	if pass.HasGuard(k) {
-		name, _ := Fallback(k)
-		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s.", name)
-	}
-	fn := doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
-	if statsFn != nil {
-		fn = fn.Line().Line().Add(statsFn)
-	}
-	return fn
+	return append(body, after...), statsFn
 }
 
 // hasAccLoop reports whether a loop of k accumulates.
@@ -209,6 +223,11 @@ func loopAccs(lp *ir.Loop) []int {
 // guard hands the row to the float64 form when st's value is out of
 // range (or NaN), and goes on with the next row.
 func (l *lowering) guard(st *ir.Scalar) jen.Code {
+	if l.rowFunc {
+		v := l.value(st.Args[0])
+		return jen.If(jen.Op("!").Parens(jen.Add(v).Op(">=").Add(bound32(st.Lo)).Op("&&").Add(v).Op("<=").Add(bound32(st.Hi)))).Block(
+			jen.Return(jen.False()))
+	}
 	var args []jen.Code
 	seg := l.k.Layout == ir.Segments
 	name, arrays := Fallback(l.k)
@@ -291,6 +310,9 @@ func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
 		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
 	}
 	out = append(out, jen.Var().List(tailIds...).Float32())
+	if l.col != nil {
+		l.colAt = func() *jen.Statement { return jen.Id(l.col.name).Index(jen.Id("i")) }
+	}
 	code, accTerms := l.elementOps(lp, uses, l.at32, "")
 	tail = append(tail, code...)
 	for _, a := range accs {
@@ -320,6 +342,9 @@ func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk
 			}
 			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(row))
 		}
+	}
+	if c := l.col; c != nil && c.lp == lp {
+		blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
 	}
 	for _, a := range accs {
 		var ids []jen.Code
@@ -368,6 +393,9 @@ func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
 				return jen.Id(l.segName(a))
 			}
 			return jen.Id(l.blockName(a)).Index(idx.Clone())
+		}
+		if l.col != nil {
+			l.colAt = func() *jen.Statement { return jen.Id(l.col.name + "Block").Index(idx.Clone()) }
 		}
 		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
 		stepBody = append(stepBody, code...)
@@ -438,6 +466,9 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			product[i] = false
 		}
 		expr[i] = e
+		if c := l.col; c != nil && c.lp == lp && c.v == ir.V(i) {
+			code = append(code, l.colAt().Op("+=").Add(ref(c.v)))
+		}
 	}
 	return code, terms
 }
