@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 
@@ -55,6 +56,7 @@ func ColumnTiles(k *ir.Kernel) bool {
 // columnsFunc is the tiled float32 form of k (see ColumnTiles).
 func columnsFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	k = columnsLinear(k)
 	l := newLowering(k)
 	l.f32 = true
 	// A sum is a value of its column like any other.
@@ -615,4 +617,412 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
 	return code, local
+}
+
+// A per-column linear form of a loop's stored value: sum of atom*coef
+// plus a constant, each coefficient a polynomial in per-column scalars.
+// An atom is a load, or a load less a per-column value: the subtraction
+// that keeps the deviation exact where the values sit far from zero.
+type (
+	mono struct {
+		neg bool
+		f   []ir.S
+	}
+	poly    []mono
+	linTerm struct {
+		atom ir.V
+		coef poly
+	}
+	linForm struct {
+		terms []linTerm
+		konst poly
+	}
+)
+
+func (p poly) neg() poly {
+	out := make(poly, len(p))
+	for i, m := range p {
+		out[i] = mono{!m.neg, m.f}
+	}
+	return out
+}
+
+func (p poly) times(q poly) poly {
+	var out poly
+	for _, a := range p {
+		for _, b := range q {
+			out = append(out, mono{a.neg != b.neg, append(append([]ir.S(nil), a.f...), b.f...)})
+		}
+	}
+	return out
+}
+
+func (f linForm) plus(g linForm) linForm {
+	out := linForm{konst: append(append(poly(nil), f.konst...), g.konst...)}
+	out.terms = append(out.terms, f.terms...)
+	for _, t := range g.terms {
+		merged := false
+		for i := range out.terms {
+			if out.terms[i].atom == t.atom {
+				out.terms[i].coef = append(append(poly(nil), out.terms[i].coef...), t.coef...)
+				merged = true
+			}
+		}
+		if !merged {
+			out.terms = append(out.terms, t)
+		}
+	}
+	return out
+}
+
+func (f linForm) scaled(p poly) linForm {
+	out := linForm{konst: f.konst.times(p)}
+	for _, t := range f.terms {
+		out.terms = append(out.terms, linTerm{t.atom, t.coef.times(p)})
+	}
+	return out
+}
+
+// linearOf is op v's linear form, counting the adds and the products of
+// per-element values it takes; ok is false where v is not linear in its
+// atoms or one of its operands is read elsewhere.
+func linearOf(lp *ir.Loop, uses []int, v ir.V, scalarDef func(ir.S) bool) (f linForm, adds, muls int, ok bool) {
+	op := lp.Ops[v]
+	atom := func() (linForm, int, int, bool) {
+		return linForm{terms: []linTerm{{v, poly{{}}}}}, 0, 0, true
+	}
+	isLoad := func(a ir.V) bool { return lp.Ops[a].Code == ir.VLoad }
+	isSplat := func(a ir.V) bool { return lp.Ops[a].Code == ir.VSplat && scalarDef(lp.Ops[a].Scalar) }
+	switch op.Code {
+	case ir.VSplat:
+		if !isSplat(v) {
+			return f, 0, 0, false
+		}
+		return linForm{konst: poly{{f: []ir.S{op.Scalar}}}}, 0, 0, true
+	case ir.VLoad:
+		return atom()
+	case ir.VSub:
+		if isLoad(op.Args[0]) && isSplat(op.Args[1]) {
+			return atom()
+		}
+	}
+	if op.Code != ir.VAdd && op.Code != ir.VSub && op.Code != ir.VMul && op.Code != ir.VFMA {
+		return f, 0, 0, false
+	}
+	var fs [3]linForm
+	for i, a := range op.Args {
+		if lp.Ops[a].Code != ir.VSplat && uses[a] > 1 {
+			return f, 0, 0, false
+		}
+		g, ad, mu, ok := linearOf(lp, uses, a, scalarDef)
+		if !ok {
+			return f, 0, 0, false
+		}
+		fs[i], adds, muls = g, adds+ad, muls+mu
+	}
+	switch op.Code {
+	case ir.VAdd:
+		return fs[0].plus(fs[1]), adds + 1, muls, true
+	case ir.VSub:
+		return fs[0].plus(fs[1].scaled(poly{{neg: true}})), adds + 1, muls, true
+	}
+	// A product (of an FMA too: the pure-Go form rounds it twice).
+	var prod linForm
+	switch {
+	case len(fs[1].terms) == 0:
+		prod = fs[0].scaled(fs[1].konst)
+	case len(fs[0].terms) == 0:
+		prod = fs[1].scaled(fs[0].konst)
+	default:
+		return f, 0, 0, false
+	}
+	if op.Code == ir.VFMA {
+		return prod.plus(fs[2]), adds + 1, muls + 1, true
+	}
+	return prod, adds, muls + 1, true
+}
+
+// columnsLinear is k with each loop's stored value that is linear in its
+// atoms (see linForm) with per-column coefficients rewritten as
+// atom*coef + ... + offset, where that takes fewer float adds (or as
+// many and fewer products) per element: the coefficients are products of
+// per-column values, computed once per column. BatchNorm's output
+// ((x-shift)-correction)*scale + bias becomes (x-shift)*scale + offset
+// with offset = bias - correction*scale; the backward's input gradient
+// ((x-mean)*rstd*c + (dy*g - m))*rstd becomes (x-mean)*a + dy*b - o. A
+// coefficient each of whose terms is a few float32 roundings of its
+// part of the sum moves each term by a few units of its own magnitude,
+// inside the contract's sum of magnitudes; the deviation from the
+// per-column value is still taken first. Only a kernel with guards is
+// rewritten: a coefficient out of float32's range (a product the
+// original never formed) sends its column to the float64 form.
+func columnsLinear(k *ir.Kernel) *ir.Kernel {
+	if !pass.HasGuard(k) {
+		return k
+	}
+	taken := map[string]bool{}
+	defined := map[ir.S]bool{}
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if st.Dst >= 0 && st.Code != ir.SStore && st.Code != ir.SGuard {
+				taken[k.ScalarName(st.Dst)] = true
+			}
+		case *ir.Loop:
+			for i := range st.Ops {
+				taken[vecName(st, ir.V(i))] = true
+			}
+		}
+	}
+	for _, a := range k.Arrays {
+		taken[a.Name] = true
+	}
+	name := func(base string) string {
+		n := base
+		for i := 2; taken[n]; i++ {
+			n = base + strconv.Itoa(i)
+		}
+		taken[n] = true
+		return n
+	}
+	nk := *k
+	nk.Body = nil
+	changed := false
+	for _, st := range k.Body {
+		lp, ok := st.(*ir.Loop)
+		if !ok {
+			s := st.(*ir.Scalar)
+			if s.Dst >= 0 && s.Code != ir.SStore && s.Code != ir.SGuard {
+				defined[s.Dst] = true
+			}
+			nk.Body = append(nk.Body, st)
+			continue
+		}
+		stmts, nl := linearLoop(&nk, lp, func(s ir.S) bool { return defined[s] }, name)
+		if nl != lp {
+			changed = true
+		}
+		nk.Body = append(append(nk.Body, stmts...), nl)
+	}
+	if !changed {
+		return k
+	}
+	return &nk
+}
+
+// linearLoop is lp with its linear stored values rewritten (see
+// columnsLinear), and the per-column statements that go before it; lp
+// itself and none where nothing is gained. New scalars are numbered from
+// k.NumScalars on, which it advances.
+func linearLoop(k *ir.Kernel, lp *ir.Loop, defined func(ir.S) bool, name func(string) string) ([]ir.Stmt, *ir.Loop) {
+	uses := make([]int, len(lp.Ops))
+	for _, op := range lp.Ops {
+		for _, a := range op.Args {
+			uses[a]++
+		}
+	}
+	var stmts []ir.Stmt
+	newScalar := func(code ir.ScalarCode, n string, args ...ir.S) ir.S {
+		s := ir.S(k.NumScalars)
+		k.NumScalars++
+		stmts = append(stmts, &ir.Scalar{Code: code, Dst: s, Args: args, Name: name(n)})
+		return s
+	}
+	// value is p as one scalar, negated where neg; ok false where p has
+	// a term of no factor beside others.
+	value := func(p poly, base string) (s ir.S, neg, unit, ok bool) {
+		if len(p) == 1 && len(p[0].f) == 0 {
+			return 0, p[0].neg, true, true
+		}
+		all := true
+		for _, m := range p {
+			if len(m.f) == 0 {
+				return 0, false, false, false
+			}
+			all = all && m.neg
+		}
+		if all {
+			p, neg = p.neg(), true
+		}
+		// The positive terms first.
+		sort.SliceStable(p, func(i, j int) bool { return !p[i].neg && p[j].neg })
+		product := func(m mono) ir.S {
+			s := m.f[0]
+			for _, f := range m.f[1:] {
+				s = newScalar(ir.SMul, base+"Part", s, f)
+			}
+			return s
+		}
+		if len(p) == 1 {
+			if len(p[0].f) == 1 {
+				return p[0].f[0], neg, false, true
+			}
+			s = product(p[0])
+			stmts[len(stmts)-1].(*ir.Scalar).Name = name(base)
+			return s, neg, false, true
+		}
+		s = product(p[0])
+		for _, m := range p[1:] {
+			code := ir.SAdd
+			if m.neg {
+				code = ir.SSub
+			}
+			s = newScalar(code, base+"Part", s, product(m))
+		}
+		stmts[len(stmts)-1].(*ir.Scalar).Name = name(base)
+		return s, neg, false, true
+	}
+	ops := append([]ir.VecOp(nil), lp.Ops...)
+	var guards []ir.S
+	for si, op := range lp.Ops {
+		if op.Code != ir.VStore {
+			continue
+		}
+		f, adds, muls, ok := linearOf(lp, uses, op.Args[0], defined)
+		if !ok || len(f.terms) == 0 {
+			continue
+		}
+		newAdds, newMuls := len(f.terms)-1, 0
+		if len(f.konst) > 0 {
+			newAdds++
+		}
+		for _, t := range f.terms {
+			if len(t.coef) != 1 || len(t.coef[0].f) > 0 {
+				newMuls++
+			}
+		}
+		if newAdds > adds || newAdds == adds && newMuls >= muls {
+			continue
+		}
+		mark := len(stmts)
+		scalars0 := k.NumScalars
+		var e ir.V = -1
+		var pending []struct {
+			v   ir.V
+			neg bool
+		}
+		failed := false
+		term := func(v ir.V, neg bool) {
+			switch {
+			case e < 0 && !neg:
+				e = v
+			case e < 0:
+				pending = append(pending, struct {
+					v   ir.V
+					neg bool
+				}{v, neg})
+			default:
+				code := ir.VAdd
+				if neg {
+					code = ir.VSub
+				}
+				ops = append(ops, ir.VecOp{Code: code, Args: []ir.V{e, v}})
+				e = ir.V(len(ops) - 1)
+			}
+		}
+		splat := func(s ir.S) ir.V {
+			ops = append(ops, ir.VecOp{Code: ir.VSplat, Scalar: s})
+			return ir.V(len(ops) - 1)
+		}
+		for _, t := range f.terms {
+			base := "coef"
+			if a := lp.Ops[t.atom]; a.Code == ir.VLoad {
+				base = k.Arrays[a.Array].Name + "Coef"
+			} else if a.Code == ir.VSub {
+				base = k.Arrays[lp.Ops[a.Args[0]].Array].Name + "Coef"
+			}
+			s, neg, unit, ok := value(t.coef, base)
+			if !ok {
+				failed = true
+				break
+			}
+			v := t.atom
+			if !unit {
+				if int(s) >= scalars0 {
+					guards = append(guards, s)
+				}
+				ops = append(ops, ir.VecOp{Code: ir.VMul, Args: []ir.V{v, splat(s)}})
+				v = ir.V(len(ops) - 1)
+			}
+			term(v, neg)
+		}
+		if !failed && len(f.konst) > 0 {
+			s, neg, _, ok := value(f.konst, "offset")
+			if ok {
+				if int(s) >= scalars0 {
+					guards = append(guards, s)
+				}
+				term(splat(s), neg)
+			}
+			failed = !ok
+		}
+		for _, p := range pending {
+			if e < 0 {
+				failed = true
+				break
+			}
+			term(p.v, p.neg)
+		}
+		if failed {
+			// Nothing of this store's rewrite is kept.
+			ops = ops[:len(lp.Ops)]
+			stmts, k.NumScalars = stmts[:mark], scalars0
+			guards = nil
+			continue
+		}
+		ops[si].Args = []ir.V{e}
+	}
+	if len(stmts) == 0 {
+		return nil, lp
+	}
+	for _, g := range guards {
+		stmts = append(stmts, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{g}, Lo: -math.MaxFloat32, Hi: math.MaxFloat32})
+	}
+	return stmts, &ir.Loop{Ops: liveOps(ops)}
+}
+
+// liveOps is ops without the values no store or sum reads, in order, each
+// store after the values it reads.
+func liveOps(ops []ir.VecOp) []ir.VecOp {
+	live := make([]bool, len(ops))
+	var mark func(v ir.V)
+	mark = func(v ir.V) {
+		if live[v] {
+			return
+		}
+		live[v] = true
+		for _, a := range ops[v].Args {
+			mark(a)
+		}
+	}
+	for i, op := range ops {
+		if !op.Code.MakesValue() {
+			mark(ir.V(i))
+		}
+	}
+	// A store's new value sits after it: stores and sums move to the end,
+	// each value in its original order.
+	var order []int
+	for i, op := range ops {
+		if live[i] && op.Code.MakesValue() {
+			order = append(order, i)
+		}
+	}
+	for i, op := range ops {
+		if !op.Code.MakesValue() {
+			order = append(order, i)
+		}
+	}
+	remap := make([]ir.V, len(ops))
+	var out []ir.VecOp
+	for _, i := range order {
+		op := ops[i]
+		op.Args = append([]ir.V(nil), op.Args...)
+		for j, a := range op.Args {
+			op.Args[j] = remap[a]
+		}
+		remap[i] = ir.V(len(out))
+		out = append(out, op)
+	}
+	return out
 }
