@@ -2,6 +2,7 @@ package golang
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"sort"
 	"strconv"
@@ -168,11 +169,68 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	if fu != nil {
 		body = append(body,
-			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64(),
-			jen.Var().Id("blockShiftCols").Index(jen.Lit(colTile)).Float32())
+			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64())
 	}
+	// The arrays of the kept values: one per set of values a loop reads.
+	l.cols = &colArrays{slots: map[ir.S][]colSlot{}, groups: map[string]string{}, direct: map[ir.S]int{}}
+	// A kept value loaded from an input (a column's parameter, or its
+	// first value: the pivot) is read from that input where a loop needs
+	// it, not copied: unless a store may have overwritten it by then (x
+	// and dst may be one array).
+	lastUse, firstStore := map[ir.S]int{}, len(items)
+	for it, item := range items {
+		for _, st := range item.stmts {
+			for _, a := range st.Args {
+				lastUse[a] = it
+			}
+		}
+		if item.loop != nil {
+			for _, op := range item.loop.Ops {
+				if op.Code == ir.VSplat {
+					lastUse[op.Scalar] = it
+				}
+				if op.Code == ir.VStore && it < firstStore {
+					firstStore = it
+				}
+			}
+		}
+		if item.fused && fu != nil {
+			lastUse[fu.pivot] = it
+		}
+	}
+	for _, st := range k.Body {
+		if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SLoad && kept[st.Dst] {
+			switch k.Arrays[st.Array].Role {
+			case ir.RowScalarIn:
+				l.cols.direct[st.Dst] = st.Array
+			case ir.RowIn:
+				if lastUse[st.Dst] < firstStore {
+					l.cols.direct[st.Dst] = st.Array
+				}
+			}
+		}
+	}
+	for _, item := range append(append([]item(nil), items...), fusedItems...) {
+		if item.loop != nil {
+			l.colGroup(item.loop, kept)
+		}
+	}
+	if fu != nil {
+		withBlock := map[ir.S]bool{fu.pivotShift: true, fu.pivot: true}
+		l.colGroup(fu.a, withBlock)
+		l.colGroup(withShift(fu.b, fu.shift, fu.pivotShift), withBlock)
+		l.colGroup(fu.fusedLoop(fu.pivotShift, false), withBlock)
+		l.colGroupOf([]ir.S{fu.pivotShift})
+	}
+	var rest []ir.S
 	for _, s := range keptOrder {
-		body = append(body, jen.Var().Id(l.k.ScalarName(s)+"Cols").Index(jen.Lit(colTile)).Float32())
+		if len(l.cols.slots[s]) == 0 {
+			rest = append(rest, s)
+		}
+	}
+	l.colGroupOf(rest)
+	for _, g := range l.cols.order {
+		body = append(body, jen.Var().Id(g.name).Index(jen.Lit(colTile)).Index(jen.Lit(g.size)).Float32())
 	}
 	if guarded {
 		body = append(body, jen.Var().Id("rejected").Index(jen.Lit(colTile)).Bool())
@@ -255,7 +313,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			for _, a := range st.Args {
 				if kept[a] && !local[a] && !read[a] {
 					read[a] = true
-					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Id(l.k.ScalarName(a)+"Cols").Index(jen.Id("c")))
+					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Add(l.colRead(a)))
 				}
 			}
 			switch st.Code {
@@ -270,6 +328,9 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			case ir.SSum:
 				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Id(l.k.AccName(st.Acc)+"Chunks").Index(jen.Id("c")))
 			case ir.SLoad, ir.SStore:
+				if _, ok := l.cols.direct[st.Dst]; ok && st.Code == ir.SLoad {
+					continue
+				}
 				usesR = true
 				fallthrough
 			default:
@@ -278,7 +339,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				}
 			}
 			if st.Code != ir.SStore && kept[st.Dst] {
-				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)+"Cols").Index(jen.Id("c")).Op("=").Id(l.k.ScalarName(st.Dst)))
+				stmts = append(stmts, l.colWrites(st.Dst, jen.Id(l.k.ScalarName(st.Dst)))...)
 			}
 			if st.Code != ir.SStore {
 				local[st.Dst] = true
@@ -322,7 +383,11 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	if guarded {
 		doc = doc.Line().Commentf("A column whose statistics leave float32's range takes %s.", Float64Name(k))
 	}
-	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	out := doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	for _, h := range l.helpers {
+		out = out.Line().Line().Add(h.code)
+	}
+	return out
 }
 
 // columnsLoop is one loop of the tiled form over the run of columns
@@ -379,14 +444,17 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 	if wide {
 		chunk, chunks = "Total", "Totals"
 	}
+	group, cols := l.colGroup(lp, kept)
 	splat := map[ir.S]bool{}
-	var cols []ir.S
-	for _, op := range lp.Ops {
-		if op.Code == ir.VSplat && kept[op.Scalar] && !splat[op.Scalar] {
-			splat[op.Scalar] = true
-			cols = append(cols, op.Scalar)
-			n := l.colName(op.Scalar)
-			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+	for _, s := range cols {
+		splat[s] = true
+	}
+	if group != "" {
+		run = append(run, jen.Id(group+"Run").Op(":=").Id(group).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+	}
+	for _, s := range cols {
+		if a, ok := l.cols.direct[s]; ok {
+			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
@@ -419,6 +487,15 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 			return suffix(e)
 		}
 		var code []jen.Code
+		// The arguments of the group's function: its lines, then the
+		// per-column slices and the values it splats.
+		type param struct {
+			name string
+			typ  *jen.Statement
+			arg  jen.Code
+			cut  bool // a slice, cut to w in the function
+		}
+		var params []param
 		for e := range n {
 			idx, line := jen.Id("i"), jen.Id("i")
 			if e > 0 {
@@ -430,17 +507,25 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 				}
 				name := l.lineName(a) + sfx(e)
 				if arr.Role == ir.Param {
-					code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(idx.Clone()))
+					v := jen.Id(l.arrayName(a)).Index(idx.Clone())
+					code = append(code, jen.Id(name).Op(":=").Add(v))
+					params = append(params, param{name, jen.Float32(), v, false})
 					continue
 				}
-				code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(
-					line.Clone().Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+				v := jen.Id(l.arrayName(a)).Index(
+					line.Clone().Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w"))
+				code = append(code, jen.Id(name).Op(":=").Add(v))
+				params = append(params, param{name, jen.Index().Float32(), v, true})
 			}
 		}
 		var col []jen.Code
 		for _, s := range cols {
 			n := l.colName(s)
-			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
+			if _, ok := l.cols.direct[s]; ok {
+				col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
+				continue
+			}
+			col = append(col, jen.Id(n+"Col").Op(":=").Id(group+"Run").Index(jen.Id("c")).Index(jen.Lit(l.colSlotIn(s, group))))
 		}
 		for _, a := range accs {
 			n := k.AccName(a)
@@ -470,7 +555,44 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 			n := k.AccName(a)
 			col = append(col, jen.Id(n+chunk).Index(jen.Id("c")).Op("=").Id(n+"Acc"))
 		}
-		return append(code, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...))
+		loop := jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...)
+		if n == 1 {
+			return append(code, loop)
+		}
+		// A group of lines is a function of its own: the loop over the
+		// columns then holds its lines, per-column values and index in
+		// registers, where inside the kernel's body the compiler spills
+		// some of them (the index too) to the stack on every trip.
+		if group != "" {
+			params = append(params, param{group + "Run", jen.Index().Index(jen.Lit(l.cols.size(group))).Float32(), jen.Id(group + "Run"), true})
+		}
+		for _, s := range cols {
+			if _, ok := l.cols.direct[s]; ok {
+				params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
+			}
+		}
+		for _, a := range accs {
+			typ := jen.Index().Float32()
+			if wide {
+				typ = jen.Index().Float64()
+			}
+			params = append(params, param{k.AccName(a) + chunk, typ, jen.Id(k.AccName(a) + chunk), true})
+		}
+		for _, v := range l.loopValues(lp, splat) {
+			params = append(params, param{v, jen.Float32(), jen.Id(v), false})
+		}
+		var decl, args, cut []jen.Code
+		for _, p := range params {
+			decl = append(decl, jen.Id(p.name).Add(p.typ))
+			args = append(args, p.arg)
+			if p.cut {
+				cut = append(cut, jen.Id(p.name).Op("=").Id(p.name).Index(jen.Empty(), jen.Id("w")))
+			}
+		}
+		decl = append(decl, jen.Id("w").Int())
+		args = append(args, jen.Id("w"))
+		fn := l.columnsHelper(decl, append(cut, loop))
+		return []jen.Code{jen.Id(fn).Call(args...)}
 	}
 	// The lines [from, end): groups of colLines, then one at a time.
 	walk = func(from, end jen.Code) []jen.Code {
@@ -490,6 +612,172 @@ func (l *lowering) colName(s ir.S) string {
 		return "blockShift"
 	}
 	return l.k.ScalarName(s)
+}
+
+// colArrays are the arrays of a tiled Columns form's per-column values:
+// each loop reads the values it splats from one array of the tile, [c][i]
+// its value i of column c, through one pointer, which leaves registers to
+// the lines it walks; a value read by several loops is in each of their
+// arrays, written once per column into each.
+type colArrays struct {
+	slots  map[ir.S][]colSlot
+	groups map[string]string // the sorted values of an array: its name
+	direct map[ir.S]int      // the values read from an input array: its index
+	order  []struct {
+		name string
+		size int
+	}
+}
+
+type colSlot struct {
+	group string
+	idx   int
+}
+
+// colGroup is the array of lp's per-column values (those in kept it
+// splats), and those values; "" where it reads none.
+func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) (string, []ir.S) {
+	var cols, grouped []ir.S
+	seen := map[ir.S]bool{}
+	for _, op := range lp.Ops {
+		if op.Code == ir.VSplat && kept[op.Scalar] && !seen[op.Scalar] {
+			seen[op.Scalar] = true
+			cols = append(cols, op.Scalar)
+			if _, ok := l.cols.direct[op.Scalar]; !ok {
+				grouped = append(grouped, op.Scalar)
+			}
+		}
+	}
+	return l.colGroupOf(grouped), cols
+}
+
+// colGroupOf is the array of the values cols, made where new.
+func (l *lowering) colGroupOf(cols []ir.S) string {
+	var own []ir.S
+	for _, s := range cols {
+		if _, ok := l.cols.direct[s]; !ok {
+			own = append(own, s)
+		}
+	}
+	cols = own
+	if len(cols) == 0 {
+		return ""
+	}
+	sorted := append([]ir.S(nil), cols...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	key := fmt.Sprint(sorted)
+	if g, ok := l.cols.groups[key]; ok {
+		return g
+	}
+	name := l.colName(sorted[0]) + "Vals"
+	for i := 2; l.taken[name] || l.cols.has(name); i++ {
+		name = fmt.Sprintf("%sVals%d", l.colName(sorted[0]), i)
+	}
+	l.cols.groups[key] = name
+	for i, s := range sorted {
+		l.cols.slots[s] = append(l.cols.slots[s], colSlot{name, i})
+	}
+	l.cols.order = append(l.cols.order, struct {
+		name string
+		size int
+	}{name, len(sorted)})
+	return name
+}
+
+func (c *colArrays) has(name string) bool {
+	for _, g := range c.order {
+		if g.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// colSlotIn is the index of value s in array group.
+func (l *lowering) colSlotIn(s ir.S, group string) int {
+	for _, sl := range l.cols.slots[s] {
+		if sl.group == group {
+			return sl.idx
+		}
+	}
+	panic(fmt.Sprintf("golang: %s: %s not in %s", l.k.Name, l.colName(s), group))
+}
+
+// colRead is column c's value s of the tile.
+func (l *lowering) colRead(s ir.S) *jen.Statement {
+	if a, ok := l.cols.direct[s]; ok {
+		return jen.Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("c"))
+	}
+	sl := l.cols.slots[s]
+	if len(sl) == 0 {
+		panic(fmt.Sprintf("golang: %s: no array holds %s", l.k.Name, l.colName(s)))
+	}
+	return jen.Id(sl[0].group).Index(jen.Id("c")).Index(jen.Lit(sl[0].idx))
+}
+
+// colWrites stores v as column c's value s of the tile, in each array
+// that holds it.
+func (l *lowering) colWrites(s ir.S, v jen.Code) []jen.Code {
+	var code []jen.Code
+	for _, sl := range l.cols.slots[s] {
+		code = append(code, jen.Id(sl.group).Index(jen.Id("c")).Index(jen.Lit(sl.idx)).Op("=").Add(v))
+	}
+	return code
+}
+
+// columnsHelper is the name of a function of the tiled form's kernel
+// with parameters decl and body, added to l.helpers where new.
+func (l *lowering) columnsHelper(decl, body []jen.Code) string {
+	src := fmt.Sprintf("%#v", jen.Params(decl...).Block(body...))
+	for i, h := range l.helpers {
+		if h.src == src {
+			return l.helperName(i)
+		}
+	}
+	name := l.helperName(len(l.helpers))
+	doc := jen.Commentf("%s is %d lines of a loop of %s over a run of w columns,", name, colLines, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
+		Comment("a function of its own to keep the loop's slices and index in registers.")
+	l.helpers = append(l.helpers, columnsHelperFunc{src, doc.Line().Func().Id(name).Params(decl...).Block(body...)})
+	return name
+}
+
+// columnsHelperFunc is a function of a group of lines: its code, and its
+// source to find it again.
+type columnsHelperFunc struct {
+	src  string
+	code jen.Code
+}
+
+func (l *lowering) helperName(i int) string {
+	return fmt.Sprintf("%sLines%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), i+1)
+}
+
+// loopValues are the variables the loop lp's code reads besides its
+// lines and per-column values (splat): the kernel's hoisted values.
+func (l *lowering) loopValues(lp *ir.Loop, splat map[ir.S]bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, op := range lp.Ops {
+		if op.Code != ir.VSplat || splat[op.Scalar] {
+			continue
+		}
+		v := fmt.Sprintf("%#v", l.value(op.Scalar))
+		if token.IsIdentifier(v) && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// size is the number of values in array group.
+func (c *colArrays) size(group string) int {
+	for _, g := range c.order {
+		if g.name == group {
+			return g.size
+		}
+	}
+	panic("golang: no per-column array " + group)
 }
 
 // lineName is the local holding array a's part of the current line.
@@ -543,6 +831,8 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 		id("runMean").Op(":=").Id("runMeans").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")),
 		id("runM2").Op(":=").Id("runM2s").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")))
 	pivotChunk := k.AccName(loopAccs(fu.a)[0]) + "Chunk"
+	blockShift := func() *jen.Statement { return l.colRead(fu.pivotShift) }
+	setBlockShift := func(v jen.Code) []jen.Code { return l.colWrites(fu.pivotShift, v) }
 	dev, sq := k.AccName(fu.devAcc)+"Chunk", k.AccName(fu.sqAcc)+"Chunk"
 	sums := []jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(f64(at(dev)), f64(at(sq)))}
 	clearSums := jen.List(at(dev), at(sq)).Op("=").List(jen.Lit(0), jen.Lit(0))
@@ -551,13 +841,13 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 	code = append(code, jen.Comment("The first chunk of lines: the two passes around the pivot."),
 		id("i1").Op(":=").Min(jen.Lit(blockLen), id("h")),
 		jen.Block(walkA(jen.Lit(0), id("i1"))...),
-		cols(at("blockShiftRun").Op("=").Id(l.colName(fu.pivot)+"Run").Index(id("c")).Op("+").Add(at(pivotChunk)).Op("/").Float32().Call(id("i1")),
-			at(pivotChunk).Op("=").Lit(0)),
+		cols(append(setBlockShift(jen.Add(l.colRead(fu.pivot)).Op("+").Add(at(pivotChunk)).Op("/").Float32().Call(id("i1"))),
+			at(pivotChunk).Op("=").Lit(0))...),
 		jen.Block(walkB(jen.Lit(0), id("i1"))...),
-		cols(append([]jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(at(k.AccName(fu.devAcc)+"Total"), at(k.AccName(fu.sqAcc)+"Total"))},
-			at("runMean").Op("=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Float64().Call(id("i1")),
-			at("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("i1")),
-			at("blockShiftRun").Op("=").Float32().Call(at("runMean")))...))
+		cols(append(append([]jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(at(k.AccName(fu.devAcc)+"Total"), at(k.AccName(fu.sqAcc)+"Total"))},
+			at("runMean").Op("=").Add(f64(blockShift())).Op("+").Id("blockDev").Op("/").Float64().Call(id("i1")),
+			at("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("i1"))),
+			setBlockShift(jen.Float32().Call(at("runMean")))...)...))
 
 	// Each later chunk: one pass around the mean of the chunk before, its
 	// likeliest mean: a chunk far from the mean so far (an outlier before
@@ -568,14 +858,13 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 		jen.List(id("na"), id("nb")).Op(":=").List(f64(id("i0")), f64(id("i1").Op("-").Id("i0"))),
 		id("nab").Op(":=").Id("na").Op("+").Id("nb"),
 		jen.Block(walkF(id("i0"), id("i1"))...),
-		cols(append(sums,
-			id("blockMean").Op(":=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Id("nb"),
+		cols(append(append(sums,
+			id("blockMean").Op(":=").Add(f64(blockShift())).Op("+").Id("blockDev").Op("/").Id("nb"),
 			id("delta").Op(":=").Id("blockMean").Op("-").Add(at("runMean")),
 			at("runMean").Op("+=").Id("delta").Op("*").Id("nb").Op("/").Id("nab"),
 			at("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Id("nb").
 				Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(id("na").Op("*").Id("nb").Op("/").Id("nab")),
-			at("blockShiftRun").Op("=").Float32().Call(id("blockMean")),
-			clearSums)...),
+			clearSums), setBlockShift(jen.Float32().Call(id("blockMean")))...)...),
 	}
 	code = append(code, jen.Comment("Each later chunk: one pass around the mean of the chunk before, joined in float64."),
 		jen.For(id("i0").Op(":=").Lit(blockLen), id("i0").Op("<").Id("h"), id("i0").Op("+=").Lit(blockLen)).Block(later...))
@@ -603,7 +892,7 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		code = append(code, jen.Id(n).Op(":=").Add(v))
 		local[s] = true
 		if kept[s] {
-			code = append(code, at(n+"Cols").Op("=").Id(n))
+			code = append(code, l.colWrites(s, jen.Id(n))...)
 		}
 	}
 	shift := k.ScalarName(fu.shift)
@@ -891,7 +1180,9 @@ func linearLoop(k *ir.Kernel, lp *ir.Loop, defined func(ir.S) bool, name func(st
 				newMuls++
 			}
 		}
-		if newAdds > adds || newAdds == adds && newMuls >= muls {
+		// Fewer adds (the pipes a scalar loop waits on); a product fewer
+		// is not worth a column's coefficients and their guards.
+		if newAdds >= adds || newMuls > muls {
 			continue
 		}
 		mark := len(stmts)

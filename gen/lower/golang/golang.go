@@ -176,6 +176,11 @@ type lowering struct {
 	// perColumn are the values a loop of the tiled Columns form reads
 	// per column, as <name>Col (columns.go).
 	perColumn map[ir.S]bool
+	// cols are the arrays of the tiled Columns form's per-column values
+	// (columns.go).
+	cols *colArrays
+	// helpers are the tiled form's functions of a group of lines.
+	helpers []columnsHelperFunc
 }
 
 func newLowering(k *ir.Kernel) *lowering {
