@@ -237,10 +237,14 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 
 	tile := []jen.Code{jen.Id("n").Op(":=").Min(jen.Lit(colTile), jen.Id("rows").Op("-").Id("r0"))}
+	var totals []jen.Code
 	for _, a := range accs {
-		tile = append(tile,
-			jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))),
-			jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+		tile = append(tile, jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))))
+		totals = append(totals, jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+	}
+	if len(totals) > 0 {
+		// The totals take a chunk's sum only past the first chunk of lines.
+		tile = append(tile, jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(totals...))
 	}
 	if guarded {
 		// rejects counts the tile's rejected columns: while none is, the
