@@ -25,11 +25,13 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
 		if h > 64 {
@@ -661,11 +663,13 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
 		if h > 64 {
@@ -1316,9 +1320,11 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
 		clear(acc1Chunks[:n])
-		clear(acc1Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+			clear(acc1Totals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
 		{
@@ -1737,11 +1743,13 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
 		if h > 64 {

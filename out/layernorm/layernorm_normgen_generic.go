@@ -685,9 +685,11 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
 		clear(acc1Chunks[:n])
-		clear(acc1Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+			clear(acc1Totals[:n])
+		}
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		{

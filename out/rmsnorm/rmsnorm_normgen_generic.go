@@ -429,7 +429,9 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+		}
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		{
