@@ -106,8 +106,9 @@ func TestBlockedForm(t *testing.T) {
 // pass over more than a chunk of lines, and, where a guard can reject a
 // column, leaves it to the float64 form with the column's offsets. Each
 // group of four lines is a function of its own, a value loaded from an
-// input is read from it, and BatchNorm's output is (x-shift)*scale +
-// offset with the offset guarded.
+// input is read from it, a loop of three row arrays takes two lines a
+// step, and BatchNorm's output is (x-shift)*scale + offset with the
+// offset guarded.
 func TestColumnTiles(t *testing.T) {
 	bw, err := algo.NewBackward(spec.Kernel{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Backward: true})
 	if err != nil {
@@ -152,6 +153,11 @@ func TestColumnTiles(t *testing.T) {
 		if !regexp.MustCompile(`\n\t+`+name+`Lines1\(\w+\[i\*stride\+r0\+lo:\]\[:w\], `).MatchString(fast) ||
 			!strings.Contains(fast, "\nfunc "+name+"Lines1(") || !strings.Contains(fast, "[:w]\n\tfor c := range w {") {
 			t.Errorf("%s: no function of four lines:\n%s", k.Name, fast)
+		}
+		// The backward's output (dx, dy, x) takes two lines a step: 12
+		// streams would overflow an L1 set at a 4 KiB stride.
+		if k == bn.Columns && !strings.Contains(fast, "; i+2 <= h; i += 2 {") {
+			t.Errorf("%s: output not two lines a step:\n%s", k.Name, fast)
 		}
 		if k == bf {
 			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)"} {

@@ -40,6 +40,21 @@ const colTile = 1024
 // values and chunks are loaded and stored once for all of them.
 const colLines = 4
 
+// colStreams are the most lines of row arrays one step of a tile's loop
+// reads or writes (see columnsWalk).
+const colStreams = 8
+
+// rowArraysIn is the number of row arrays loop lp reads or writes.
+func (l *lowering) rowArraysIn(lp *ir.Loop) int {
+	n := 0
+	for a, arr := range l.k.Arrays {
+		if arr.Role != ir.Param && loopUses(lp, a) {
+			n++
+		}
+	}
+	return n
+}
+
 // ColumnTiles reports whether k gets the tiled float32 form: the Columns
 // layout over float32 arrays.
 func ColumnTiles(k *ir.Kernel) bool {
@@ -598,11 +613,20 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		fn := l.columnsHelper(decl, append(cut, loop))
 		return []jen.Code{jen.Id(fn).Call(args...)}
 	}
-	// The lines [from, end): groups of colLines, then one at a time.
+	// A group reads as many streams as it has lines times row arrays:
+	// with a stride that is a multiple of 4 KiB, every one of them maps to
+	// the same set of the L1 cache, whose ways (8 to 12) more than 8
+	// streams overflow, so a loop of three row arrays (the backward's
+	// output) takes its lines two at a time.
+	size := colLines
+	if streams := l.rowArraysIn(lp); streams*size > colStreams {
+		size = max(2, colStreams/streams)
+	}
+	// The lines [from, end): groups of size lines, then one at a time.
 	walk = func(from, end jen.Code) []jen.Code {
 		return []jen.Code{
 			jen.Id("i").Op(":=").Add(from),
-			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(colLines).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(colLines)).Block(lines(colLines)...),
+			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(size).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(size)).Block(lines(size)...),
 			jen.For(jen.Empty(), jen.Id("i").Op("<").Add(end), jen.Id("i").Op("++")).Block(lines(1)...),
 		}
 	}
@@ -739,7 +763,7 @@ func (l *lowering) columnsHelper(decl, body []jen.Code) string {
 		}
 	}
 	name := l.helperName(len(l.helpers))
-	doc := jen.Commentf("%s is %d lines of a loop of %s over a run of w columns,", name, colLines, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
+	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
 		Comment("a function of its own to keep the loop's slices and index in registers.")
 	l.helpers = append(l.helpers, columnsHelperFunc{src, doc.Line().Func().Id(name).Params(decl...).Block(body...)})
 	return name
