@@ -297,7 +297,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	}
 }
 
-// goConvNeXtLayerNormAnyLines1 is 4 lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines1 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoConvNeXtLayerNormAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -317,7 +317,7 @@ func convnormGoConvNeXtLayerNormAnyLines1(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines2 is 4 lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -348,7 +348,7 @@ func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines3 is 4 lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
@@ -379,7 +379,7 @@ func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines4 is 4 lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -410,7 +410,7 @@ func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines5 is 4 lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoConvNeXtLayerNormAnyLines5(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
@@ -994,7 +994,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines1 is 4 lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -1014,7 +1014,7 @@ func convnormGoBatchNormTrainColumnsAnyLines1(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines2 is 4 lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -1045,7 +1045,7 @@ func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines3 is 4 lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
@@ -1076,7 +1076,7 @@ func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines4 is 4 lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -1107,7 +1107,7 @@ func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines5 is 4 lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
@@ -1429,8 +1429,8 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s0Run := mean[r0+lo:][:w]
 			s1Run := rstd[r0+lo:][:w]
 			i := 0
-			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dx[(i+2)*stride+r0+lo:][:w], dy[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dx[(i+3)*stride+r0+lo:][:w], dy[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], s9ValsRun, s2Run, s0Run, s1Run, w)
+			for ; i+2 <= h; i += 2 {
+				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s9ValsRun, s2Run, s0Run, s1Run, w)
 			}
 			for ; i < h; i++ {
 				dxLine := dx[i*stride+r0+lo:][:w]
@@ -1457,7 +1457,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	}
 }
 
-// goBatchNormTrainBackwardColumnsAnyLines1 is 4 lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
+// goBatchNormTrainBackwardColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA []float32, dyLineB []float32, xLineB []float32, dyLineC []float32, xLineC []float32, dyLineD []float32, xLineD []float32, s0Run []float32, s1Run []float32, acc0Chunk []float32, acc1Chunk []float32, w int) {
 	dyLineA = dyLineA[:w]
@@ -1494,21 +1494,15 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA 
 	}
 }
 
-// goBatchNormTrainBackwardColumnsAnyLines2 is 4 lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
+// goBatchNormTrainBackwardColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, dxLine2 []float32, dyLine2 []float32, xLine2 []float32, dxLine3 []float32, dyLine3 []float32, xLine3 []float32, s9ValsRun [][2]float32, s2Run []float32, s0Run []float32, s1Run []float32, w int) {
+func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s9ValsRun [][2]float32, s2Run []float32, s0Run []float32, s1Run []float32, w int) {
 	dxLine0 = dxLine0[:w]
 	dyLine0 = dyLine0[:w]
 	xLine0 = xLine0[:w]
 	dxLine1 = dxLine1[:w]
 	dyLine1 = dyLine1[:w]
 	xLine1 = xLine1[:w]
-	dxLine2 = dxLine2[:w]
-	dyLine2 = dyLine2[:w]
-	xLine2 = xLine2[:w]
-	dxLine3 = dxLine3[:w]
-	dyLine3 = dyLine3[:w]
-	xLine3 = xLine3[:w]
 	s9ValsRun = s9ValsRun[:w]
 	s2Run = s2Run[:w]
 	s0Run = s0Run[:w]
@@ -1521,8 +1515,6 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0
 		s11Col := s9ValsRun[c][1]
 		dxLine0[c] = ((xLine0[c]-s0Col)*s1Col*s11Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
 		dxLine1[c] = ((xLine1[c]-s0Col)*s1Col*s11Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
-		dxLine2[c] = ((xLine2[c]-s0Col)*s1Col*s11Col + (dyLine2[c]*s2Col - s9Col)) * s1Col
-		dxLine3[c] = ((xLine3[c]-s0Col)*s1Col*s11Col + (dyLine3[c]*s2Col - s9Col)) * s1Col
 	}
 }
 
@@ -2058,7 +2050,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines1 is 4 lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainONNXColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -2078,7 +2070,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines1(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines2 is 4 lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -2109,7 +2101,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines3 is 4 lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
@@ -2140,7 +2132,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines4 is 4 lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
@@ -2171,7 +2163,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines5 is 4 lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormTrainONNXColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
@@ -2289,7 +2281,7 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 	}
 }
 
-// goBatchNormInferenceColumnsAnyLines1 is 4 lines of a loop of goBatchNormInferenceColumnsAny over a run of w columns,
+// goBatchNormInferenceColumnsAnyLines1 is a group of lines of a loop of goBatchNormInferenceColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func convnormGoBatchNormInferenceColumnsAnyLines1(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, gainRun []float32, biasRun []float32, w int) {
 	dstLine0 = dstLine0[:w]

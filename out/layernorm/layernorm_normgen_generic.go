@@ -747,7 +747,7 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 	}
 }
 
-// goLayerNormStatsBackwardParamsAnyLines1 is 4 lines of a loop of goLayerNormStatsBackwardParamsAny over a run of w columns,
+// goLayerNormStatsBackwardParamsAnyLines1 is a group of lines of a loop of goLayerNormStatsBackwardParamsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func layernormGoLayerNormStatsBackwardParamsAnyLines1(dyLineA []float32, xLineA []float32, meanLineA float32, rstdLineA float32, dyLineB []float32, xLineB []float32, meanLineB float32, rstdLineB float32, dyLineC []float32, xLineC []float32, meanLineC float32, rstdLineC float32, dyLineD []float32, xLineD []float32, meanLineD float32, rstdLineD float32, acc0Chunk []float32, acc1Chunk []float32, w int) {
 	dyLineA = dyLineA[:w]

@@ -477,7 +477,7 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 	}
 }
 
-// goRMSNormStatsBackwardParamsAnyLines1 is 4 lines of a loop of goRMSNormStatsBackwardParamsAny over a run of w columns,
+// goRMSNormStatsBackwardParamsAnyLines1 is a group of lines of a loop of goRMSNormStatsBackwardParamsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
 func rmsnormGoRMSNormStatsBackwardParamsAnyLines1(dyLine0 []float32, xLine0 []float32, rstdLine0 float32, dyLine1 []float32, xLine1 []float32, rstdLine1 float32, dyLine2 []float32, xLine2 []float32, rstdLine2 float32, dyLine3 []float32, xLine3 []float32, rstdLine3 float32, acc0Chunk []float32, w int) {
 	dyLine0 = dyLine0[:w]
