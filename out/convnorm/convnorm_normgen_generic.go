@@ -18,34 +18,29 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var blockShiftCols [1024]float32
-	var pivotCols [1024]float32
-	var shiftCols [1024]float32
-	var correctionCols [1024]float32
-	var rstdCols [1024]float32
+	var shiftVals [1024][3]float32
+	var shiftVals2 [1024][1]float32
+	var blockShiftVals [1024][1]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
-		for c := range n {
-			r := r0 + c
-			pivot := x[r]
-			pivotCols[c] = pivot
-		}
 		if h > 64 {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftRun := blockShiftCols[lo:][:w]
+				blockShiftValsRun := blockShiftVals[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -57,19 +52,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -82,40 +65,18 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 				}
 				for c := range w {
-					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumTotal[c]
-							squareSumAcc := squareSumTotal[c]
-							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += float64(dev0)
-							squareSumAcc += float64(dev0 * dev0)
-							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += float64(dev1)
-							squareSumAcc += float64(dev1 * dev1)
-							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += float64(dev2)
-							squareSumAcc += float64(dev2 * dev2)
-							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += float64(dev3)
-							squareSumAcc += float64(dev3 * dev3)
-							devSumTotal[c] = devSumAcc
-							squareSumTotal[c] = squareSumAcc
-						}
+						convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftRun[c]
+							blockShiftCol := blockShiftValsRun[c][0]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -128,9 +89,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftRun[c] = float32(runMean[c])
+					blockShiftVals[c][0] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -140,34 +101,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							xLine0 := x[i*stride+r0+lo:][:w]
-							xLine1 := x[(i+1)*stride+r0+lo:][:w]
-							xLine2 := x[(i+2)*stride+r0+lo:][:w]
-							xLine3 := x[(i+3)*stride+r0+lo:][:w]
-							for c := range w {
-								blockShiftCol := blockShiftRun[c]
-								devSumAcc := devSumChunk[c]
-								squareSumAcc := squareSumChunk[c]
-								dev0 := (xLine0[c] - blockShiftCol)
-								devSumAcc += dev0
-								squareSumAcc += dev0 * dev0
-								dev1 := (xLine1[c] - blockShiftCol)
-								devSumAcc += dev1
-								squareSumAcc += dev1 * dev1
-								dev2 := (xLine2[c] - blockShiftCol)
-								devSumAcc += dev2
-								squareSumAcc += dev2 * dev2
-								dev3 := (xLine3[c] - blockShiftCol)
-								devSumAcc += dev3
-								squareSumAcc += dev3 * dev3
-								devSumChunk[c] = devSumAcc
-								squareSumChunk[c] = squareSumAcc
-							}
+							convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftRun[c]
+								blockShiftCol := blockShiftValsRun[c][0]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -180,20 +119,21 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-						blockShiftRun[c] = float32(blockMean)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
+						blockShiftVals[c][0] = float32(blockMean)
 					}
 				}
 			}
 			for c := range n {
 				shift := float32(runMeans[c])
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 				correction := float32(runMeans[c] - float64(shift))
-				correctionCols[c] = correction
+				shiftVals[c][1] = correction
 				variance := float32(runM2s[c] / float64(h))
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -203,13 +143,13 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
-				rstdCols[c] = rstd
+				shiftVals[c][2] = rstd
 			}
 		} else {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
 				pivotSumTotal := pivotSumTotals[lo:][:w]
 				// Chunks of 64 lines, each column's chunk one float32 chain; the last
@@ -219,19 +159,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -255,16 +183,17 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 			for c := range n {
-				pivot := pivotCols[c]
+				pivot := x[r0+c]
 				pivotSum := pivotSumChunks[c]
 				pivotMean := pivotSum * invN
 				shift := pivot + pivotMean
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 			}
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				shiftRun := shiftCols[lo:][:w]
+				shiftVals2Run := shiftVals2[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
 				squareSumChunk := squareSumChunks[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
@@ -276,34 +205,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev0 := (xLine0[c] - shiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
-							dev1 := (xLine1[c] - shiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
-							dev2 := (xLine2[c] - shiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
-							dev3 := (xLine3[c] - shiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
+						convnormGoConvNeXtLayerNormAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							shiftCol := shiftRun[c]
+							shiftCol := shiftVals2Run[c][0]
 							devSumAcc := devSumChunk[c]
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
@@ -331,7 +238,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			for c := range n {
 				devSum := devSumChunks[c]
 				correction := devSum * invN
-				correctionCols[c] = correction
+				shiftVals[c][1] = correction
 				squareSum := squareSumChunks[c]
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
@@ -344,7 +251,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
-				rstdCols[c] = rstd
+				shiftVals[c][2] = rstd
 			}
 		}
 		// Runs of columns no guard rejected.
@@ -361,36 +268,10 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			correctionRun := correctionCols[lo:][:w]
-			rstdRun := rstdCols[lo:][:w]
+			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				dstLine0 := dst[i*stride+r0+lo:][:w]
-				xLine0 := x[i*stride+r0+lo:][:w]
-				gammaLine0 := gamma[i]
-				betaLine0 := beta[i]
-				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
-				xLine1 := x[(i+1)*stride+r0+lo:][:w]
-				gammaLine1 := gamma[i+1]
-				betaLine1 := beta[i+1]
-				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
-				xLine2 := x[(i+2)*stride+r0+lo:][:w]
-				gammaLine2 := gamma[i+2]
-				betaLine2 := beta[i+2]
-				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
-				xLine3 := x[(i+3)*stride+r0+lo:][:w]
-				gammaLine3 := gamma[i+3]
-				betaLine3 := beta[i+3]
-				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					rstdCol := rstdRun[c]
-					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0 + betaLine0)
-					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1 + betaLine1)
-					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2 + betaLine2)
-					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*rstdCol*gammaLine3 + betaLine3)
-				}
+				convnormGoConvNeXtLayerNormAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -398,9 +279,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				gammaLine := gamma[i]
 				betaLine := beta[i]
 				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					rstdCol := rstdRun[c]
+					shiftCol := shiftValsRun[c][0]
+					correctionCol := shiftValsRun[c][1]
+					rstdCol := shiftValsRun[c][2]
 					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine + betaLine)
 				}
 			}
@@ -413,6 +294,142 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 		}
+	}
+}
+
+// goConvNeXtLayerNormAnyLines1 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	shiftVals2Run = shiftVals2Run[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		shiftCol := shiftVals2Run[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - shiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - shiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - shiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - shiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumTotal = devSumTotal[:w]
+	squareSumTotal = squareSumTotal[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumTotal[c]
+		squareSumAcc := squareSumTotal[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += float64(dev0)
+		squareSumAcc += float64(dev0 * dev0)
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += float64(dev1)
+		squareSumAcc += float64(dev1 * dev1)
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += float64(dev2)
+		squareSumAcc += float64(dev2 * dev2)
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += float64(dev3)
+		squareSumAcc += float64(dev3 * dev3)
+		devSumTotal[c] = devSumAcc
+		squareSumTotal[c] = squareSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines5(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
+	dstLine0 = dstLine0[:w]
+	xLine0 = xLine0[:w]
+	dstLine1 = dstLine1[:w]
+	xLine1 = xLine1[:w]
+	dstLine2 = dstLine2[:w]
+	xLine2 = xLine2[:w]
+	dstLine3 = dstLine3[:w]
+	xLine3 = xLine3[:w]
+	shiftValsRun = shiftValsRun[:w]
+	for c := range w {
+		shiftCol := shiftValsRun[c][0]
+		correctionCol := shiftValsRun[c][1]
+		rstdCol := shiftValsRun[c][2]
+		dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0 + betaLine0)
+		dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1 + betaLine1)
+		dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2 + betaLine2)
+		dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*rstdCol*gammaLine3 + betaLine3)
 	}
 }
 
@@ -638,37 +655,30 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var blockShiftCols [1024]float32
-	var pivotCols [1024]float32
-	var shiftCols [1024]float32
-	var correctionCols [1024]float32
-	var rstdCols [1024]float32
-	var meanCols [1024]float32
-	var scaleCols [1024]float32
-	var biasCols [1024]float32
+	var shiftVals [1024][3]float32
+	var shiftVals2 [1024][1]float32
+	var blockShiftVals [1024][1]float32
+	var rstdVals [1024][2]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
-		for c := range n {
-			r := r0 + c
-			pivot := x[r]
-			pivotCols[c] = pivot
-		}
 		if h > 64 {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftRun := blockShiftCols[lo:][:w]
+				blockShiftValsRun := blockShiftVals[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -680,19 +690,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -705,40 +703,18 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 				}
 				for c := range w {
-					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumTotal[c]
-							squareSumAcc := squareSumTotal[c]
-							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += float64(dev0)
-							squareSumAcc += float64(dev0 * dev0)
-							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += float64(dev1)
-							squareSumAcc += float64(dev1 * dev1)
-							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += float64(dev2)
-							squareSumAcc += float64(dev2 * dev2)
-							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += float64(dev3)
-							squareSumAcc += float64(dev3 * dev3)
-							devSumTotal[c] = devSumAcc
-							squareSumTotal[c] = squareSumAcc
-						}
+						convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftRun[c]
+							blockShiftCol := blockShiftValsRun[c][0]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -751,9 +727,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftRun[c] = float32(runMean[c])
+					blockShiftVals[c][0] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -763,34 +739,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							xLine0 := x[i*stride+r0+lo:][:w]
-							xLine1 := x[(i+1)*stride+r0+lo:][:w]
-							xLine2 := x[(i+2)*stride+r0+lo:][:w]
-							xLine3 := x[(i+3)*stride+r0+lo:][:w]
-							for c := range w {
-								blockShiftCol := blockShiftRun[c]
-								devSumAcc := devSumChunk[c]
-								squareSumAcc := squareSumChunk[c]
-								dev0 := (xLine0[c] - blockShiftCol)
-								devSumAcc += dev0
-								squareSumAcc += dev0 * dev0
-								dev1 := (xLine1[c] - blockShiftCol)
-								devSumAcc += dev1
-								squareSumAcc += dev1 * dev1
-								dev2 := (xLine2[c] - blockShiftCol)
-								devSumAcc += dev2
-								squareSumAcc += dev2 * dev2
-								dev3 := (xLine3[c] - blockShiftCol)
-								devSumAcc += dev3
-								squareSumAcc += dev3 * dev3
-								devSumChunk[c] = devSumAcc
-								squareSumChunk[c] = squareSumAcc
-							}
+							convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftRun[c]
+								blockShiftCol := blockShiftValsRun[c][0]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -803,21 +757,21 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-						blockShiftRun[c] = float32(blockMean)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
+						blockShiftVals[c][0] = float32(blockMean)
 					}
 				}
 			}
 			for c := range n {
 				r := r0 + c
 				shift := float32(runMeans[c])
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 				correction := float32(runMeans[c] - float64(shift))
-				correctionCols[c] = correction
 				variance := float32(runM2s[c] / float64(h))
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -827,9 +781,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
-				rstdCols[c] = rstd
+				rstdVals[c][0] = rstd
 				mean := shift + correction
-				meanCols[c] = mean
+				rstdVals[c][1] = mean
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
@@ -843,15 +797,22 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
-				scaleCols[c] = scale
+				shiftVals[c][1] = scale
 				bias := biases[r]
-				biasCols[c] = bias
+				offsetPart := correction * scale
+				offset := bias - offsetPart
+				shiftVals[c][2] = offset
+				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
 			}
 		} else {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
 				pivotSumTotal := pivotSumTotals[lo:][:w]
 				// Chunks of 64 lines, each column's chunk one float32 chain; the last
@@ -861,19 +822,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -897,16 +846,17 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			for c := range n {
-				pivot := pivotCols[c]
+				pivot := x[r0+c]
 				pivotSum := pivotSumChunks[c]
 				pivotMean := pivotSum * invN
 				shift := pivot + pivotMean
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 			}
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				shiftRun := shiftCols[lo:][:w]
+				shiftVals2Run := shiftVals2[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
 				squareSumChunk := squareSumChunks[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
@@ -918,34 +868,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev0 := (xLine0[c] - shiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
-							dev1 := (xLine1[c] - shiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
-							dev2 := (xLine2[c] - shiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
-							dev3 := (xLine3[c] - shiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
+						convnormGoBatchNormTrainColumnsAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							shiftCol := shiftRun[c]
+							shiftCol := shiftVals2Run[c][0]
 							devSumAcc := devSumChunk[c]
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
@@ -972,10 +900,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			}
 			for c := range n {
 				r := r0 + c
-				shift := shiftCols[c]
+				shift := shiftVals[c][0]
 				devSum := devSumChunks[c]
 				correction := devSum * invN
-				correctionCols[c] = correction
 				squareSum := squareSumChunks[c]
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
@@ -988,9 +915,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
-				rstdCols[c] = rstd
+				rstdVals[c][0] = rstd
 				mean := shift + correction
-				meanCols[c] = mean
+				rstdVals[c][1] = mean
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
@@ -1004,9 +931,16 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
-				scaleCols[c] = scale
+				shiftVals[c][1] = scale
 				bias := biases[r]
-				biasCols[c] = bias
+				offsetPart := correction * scale
+				offset := bias - offsetPart
+				shiftVals[c][2] = offset
+				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
 			}
 		}
 		// Runs of columns no guard rejected.
@@ -1023,40 +957,19 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			correctionRun := correctionCols[lo:][:w]
-			scaleRun := scaleCols[lo:][:w]
-			biasRun := biasCols[lo:][:w]
+			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				dstLine0 := dst[i*stride+r0+lo:][:w]
-				xLine0 := x[i*stride+r0+lo:][:w]
-				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
-				xLine1 := x[(i+1)*stride+r0+lo:][:w]
-				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
-				xLine2 := x[(i+2)*stride+r0+lo:][:w]
-				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
-				xLine3 := x[(i+3)*stride+r0+lo:][:w]
-				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					scaleCol := scaleRun[c]
-					biasCol := biasRun[c]
-					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-				}
+				convnormGoBatchNormTrainColumnsAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					scaleCol := scaleRun[c]
-					biasCol := biasRun[c]
-					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					shiftCol := shiftValsRun[c][0]
+					scaleCol := shiftValsRun[c][1]
+					offsetCol := shiftValsRun[c][2]
+					dstLine[c] = ((xLine[c]-shiftCol)*scaleCol + offsetCol)
 				}
 			}
 			lo = hi
@@ -1066,8 +979,8 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				continue
 			}
 			r := r0 + c
-			mean := meanCols[c]
-			rstd := rstdCols[c]
+			mean := rstdVals[c][1]
+			rstd := rstdVals[c][0]
 			means[r] = mean
 			rstds[r] = rstd
 		}
@@ -1078,6 +991,142 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 		}
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	shiftVals2Run = shiftVals2Run[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		shiftCol := shiftVals2Run[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - shiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - shiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - shiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - shiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumTotal = devSumTotal[:w]
+	squareSumTotal = squareSumTotal[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumTotal[c]
+		squareSumAcc := squareSumTotal[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += float64(dev0)
+		squareSumAcc += float64(dev0 * dev0)
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += float64(dev1)
+		squareSumAcc += float64(dev1 * dev1)
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += float64(dev2)
+		squareSumAcc += float64(dev2 * dev2)
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += float64(dev3)
+		squareSumAcc += float64(dev3 * dev3)
+		devSumTotal[c] = devSumAcc
+		squareSumTotal[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+	dstLine0 = dstLine0[:w]
+	xLine0 = xLine0[:w]
+	dstLine1 = dstLine1[:w]
+	xLine1 = xLine1[:w]
+	dstLine2 = dstLine2[:w]
+	xLine2 = xLine2[:w]
+	dstLine3 = dstLine3[:w]
+	xLine3 = xLine3[:w]
+	shiftValsRun = shiftValsRun[:w]
+	for c := range w {
+		shiftCol := shiftValsRun[c][0]
+		scaleCol := shiftValsRun[c][1]
+		offsetCol := shiftValsRun[c][2]
+		dstLine0[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine1[c] = ((xLine1[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine2[c] = ((xLine2[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine3[c] = ((xLine3[c]-shiftCol)*scaleCol + offsetCol)
 	}
 }
 
@@ -1272,34 +1321,23 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var acc0Totals [1024]float64
 	var acc1Chunks [1024]float32
 	var acc1Totals [1024]float64
-	var s0Cols [1024]float32
-	var s1Cols [1024]float32
-	var s2Cols [1024]float32
-	var s9Cols [1024]float32
-	var s12Cols [1024]float32
+	var s9Vals [1024][2]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
 		clear(acc1Chunks[:n])
-		clear(acc1Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+			clear(acc1Totals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
-		for c := range n {
-			r := r0 + c
-			s0 := mean[r]
-			s0Cols[c] = s0
-			s1 := rstd[r]
-			s1Cols[c] = s1
-			s2 := gain[r]
-			s2Cols[c] = s2
-		}
 		{
 			lo, hi := 0, n
 			w := hi - lo
-			s0Run := s0Cols[lo:][:w]
-			s1Run := s1Cols[lo:][:w]
+			s0Run := mean[r0+lo:][:w]
+			s1Run := rstd[r0+lo:][:w]
 			acc0Chunk := acc0Chunks[lo:][:w]
 			acc1Chunk := acc1Chunks[lo:][:w]
 			acc0Total := acc0Totals[lo:][:w]
@@ -1311,34 +1349,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				i1 := min(i0+64, h)
 				i := i0
 				for ; i+4 <= i1; i += 4 {
-					dyLineA := dy[i*stride+r0+lo:][:w]
-					xLineA := x[i*stride+r0+lo:][:w]
-					dyLineB := dy[(i+1)*stride+r0+lo:][:w]
-					xLineB := x[(i+1)*stride+r0+lo:][:w]
-					dyLineC := dy[(i+2)*stride+r0+lo:][:w]
-					xLineC := x[(i+2)*stride+r0+lo:][:w]
-					dyLineD := dy[(i+3)*stride+r0+lo:][:w]
-					xLineD := x[(i+3)*stride+r0+lo:][:w]
-					for c := range w {
-						s0Col := s0Run[c]
-						s1Col := s1Run[c]
-						acc0Acc := acc0Chunk[c]
-						acc1Acc := acc1Chunk[c]
-						v0A := dyLineA[c]
-						acc0Acc += v0A * ((xLineA[c] - s0Col) * s1Col)
-						acc1Acc += v0A
-						v0B := dyLineB[c]
-						acc0Acc += v0B * ((xLineB[c] - s0Col) * s1Col)
-						acc1Acc += v0B
-						v0C := dyLineC[c]
-						acc0Acc += v0C * ((xLineC[c] - s0Col) * s1Col)
-						acc1Acc += v0C
-						v0D := dyLineD[c]
-						acc0Acc += v0D * ((xLineD[c] - s0Col) * s1Col)
-						acc1Acc += v0D
-						acc0Chunk[c] = acc0Acc
-						acc1Chunk[c] = acc1Acc
-					}
+					convnormGoBatchNormTrainBackwardColumnsAnyLines1(dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dy[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dy[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], s0Run, s1Run, acc0Chunk, acc1Chunk, w)
 				}
 				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
@@ -1372,8 +1383,8 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 		}
 		for c := range n {
 			r := r0 + c
-			s2 := s2Cols[c]
-			s1 := s1Cols[c]
+			s2 := gain[r0+c]
+			s1 := rstd[r0+c]
 			s3 := acc0Chunks[c]
 			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 				rejected[c] = true
@@ -1395,7 +1406,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			}
 			s8 := s7 * s4
 			s9 := s2 * s8
-			s9Cols[c] = s9
+			s9Vals[c][0] = s9
 			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 				rejected[c] = true
 				rejects++
@@ -1403,7 +1414,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			}
 			s11 := 0 - s6
 			s12 := s11 * s1
-			s12Cols[c] = s12
+			s9Vals[c][1] = s12
 			if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
 				rejected[c] = true
 				rejects++
@@ -1426,36 +1437,13 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 			w := hi - lo
-			s2Run := s2Cols[lo:][:w]
-			s9Run := s9Cols[lo:][:w]
-			s0Run := s0Cols[lo:][:w]
-			s12Run := s12Cols[lo:][:w]
-			s1Run := s1Cols[lo:][:w]
+			s9ValsRun := s9Vals[lo:][:w]
+			s2Run := gain[r0+lo:][:w]
+			s0Run := mean[r0+lo:][:w]
+			s1Run := rstd[r0+lo:][:w]
 			i := 0
-			for ; i+4 <= h; i += 4 {
-				dxLine0 := dx[i*stride+r0+lo:][:w]
-				dyLine0 := dy[i*stride+r0+lo:][:w]
-				xLine0 := x[i*stride+r0+lo:][:w]
-				dxLine1 := dx[(i+1)*stride+r0+lo:][:w]
-				dyLine1 := dy[(i+1)*stride+r0+lo:][:w]
-				xLine1 := x[(i+1)*stride+r0+lo:][:w]
-				dxLine2 := dx[(i+2)*stride+r0+lo:][:w]
-				dyLine2 := dy[(i+2)*stride+r0+lo:][:w]
-				xLine2 := x[(i+2)*stride+r0+lo:][:w]
-				dxLine3 := dx[(i+3)*stride+r0+lo:][:w]
-				dyLine3 := dy[(i+3)*stride+r0+lo:][:w]
-				xLine3 := x[(i+3)*stride+r0+lo:][:w]
-				for c := range w {
-					s2Col := s2Run[c]
-					s9Col := s9Run[c]
-					s0Col := s0Run[c]
-					s12Col := s12Run[c]
-					s1Col := s1Run[c]
-					dxLine0[c] = ((xLine0[c]-s0Col)*s12Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
-					dxLine1[c] = ((xLine1[c]-s0Col)*s12Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
-					dxLine2[c] = ((xLine2[c]-s0Col)*s12Col + (dyLine2[c]*s2Col - s9Col)) * s1Col
-					dxLine3[c] = ((xLine3[c]-s0Col)*s12Col + (dyLine3[c]*s2Col - s9Col)) * s1Col
-				}
+			for ; i+2 <= h; i += 2 {
+				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s9ValsRun, s2Run, s0Run, s1Run, w)
 			}
 			for ; i < h; i++ {
 				dxLine := dx[i*stride+r0+lo:][:w]
@@ -1463,9 +1451,9 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
 					s2Col := s2Run[c]
-					s9Col := s9Run[c]
+					s9Col := s9ValsRun[c][0]
 					s0Col := s0Run[c]
-					s12Col := s12Run[c]
+					s12Col := s9ValsRun[c][1]
 					s1Col := s1Run[c]
 					dxLine[c] = ((xLine[c]-s0Col)*s12Col + (dyLine[c]*s2Col - s9Col)) * s1Col
 				}
@@ -1479,6 +1467,67 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 		}
+	}
+}
+
+// goBatchNormTrainBackwardColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA []float32, dyLineB []float32, xLineB []float32, dyLineC []float32, xLineC []float32, dyLineD []float32, xLineD []float32, s0Run []float32, s1Run []float32, acc0Chunk []float32, acc1Chunk []float32, w int) {
+	dyLineA = dyLineA[:w]
+	xLineA = xLineA[:w]
+	dyLineB = dyLineB[:w]
+	xLineB = xLineB[:w]
+	dyLineC = dyLineC[:w]
+	xLineC = xLineC[:w]
+	dyLineD = dyLineD[:w]
+	xLineD = xLineD[:w]
+	s0Run = s0Run[:w]
+	s1Run = s1Run[:w]
+	acc0Chunk = acc0Chunk[:w]
+	acc1Chunk = acc1Chunk[:w]
+	for c := range w {
+		s0Col := s0Run[c]
+		s1Col := s1Run[c]
+		acc0Acc := acc0Chunk[c]
+		acc1Acc := acc1Chunk[c]
+		v0A := dyLineA[c]
+		acc0Acc += v0A * ((xLineA[c] - s0Col) * s1Col)
+		acc1Acc += v0A
+		v0B := dyLineB[c]
+		acc0Acc += v0B * ((xLineB[c] - s0Col) * s1Col)
+		acc1Acc += v0B
+		v0C := dyLineC[c]
+		acc0Acc += v0C * ((xLineC[c] - s0Col) * s1Col)
+		acc1Acc += v0C
+		v0D := dyLineD[c]
+		acc0Acc += v0D * ((xLineD[c] - s0Col) * s1Col)
+		acc1Acc += v0D
+		acc0Chunk[c] = acc0Acc
+		acc1Chunk[c] = acc1Acc
+	}
+}
+
+// goBatchNormTrainBackwardColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s9ValsRun [][2]float32, s2Run []float32, s0Run []float32, s1Run []float32, w int) {
+	dxLine0 = dxLine0[:w]
+	dyLine0 = dyLine0[:w]
+	xLine0 = xLine0[:w]
+	dxLine1 = dxLine1[:w]
+	dyLine1 = dyLine1[:w]
+	xLine1 = xLine1[:w]
+	s9ValsRun = s9ValsRun[:w]
+	s2Run = s2Run[:w]
+	s0Run = s0Run[:w]
+	s1Run = s1Run[:w]
+	for c := range w {
+		s2Col := s2Run[c]
+		s9Col := s9ValsRun[c][0]
+		s0Col := s0Run[c]
+		s12Col := s9ValsRun[c][1]
+		s1Col := s1Run[c]
+		dxLine0[c] = ((xLine0[c]-s0Col)*s12Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
+		dxLine1[c] = ((xLine1[c]-s0Col)*s12Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
 	}
 }
 
@@ -1693,35 +1742,29 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var blockShiftCols [1024]float32
-	var pivotCols [1024]float32
-	var shiftCols [1024]float32
-	var correctionCols [1024]float32
-	var scaleCols [1024]float32
-	var biasCols [1024]float32
+	var shiftVals [1024][3]float32
+	var shiftVals2 [1024][1]float32
+	var blockShiftVals [1024][1]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(pivotSumChunks[:n])
-		clear(pivotSumTotals[:n])
 		clear(devSumChunks[:n])
-		clear(devSumTotals[:n])
 		clear(squareSumChunks[:n])
-		clear(squareSumTotals[:n])
+		if h > 64 {
+			clear(pivotSumTotals[:n])
+			clear(devSumTotals[:n])
+			clear(squareSumTotals[:n])
+		}
 		clear(rejected[:n])
 		rejects := 0
-		for c := range n {
-			r := r0 + c
-			pivot := x[r]
-			pivotCols[c] = pivot
-		}
 		if h > 64 {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftRun := blockShiftCols[lo:][:w]
+				blockShiftValsRun := blockShiftVals[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -1733,19 +1776,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1758,40 +1789,18 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 				}
 				for c := range w {
-					blockShiftRun[c] = pivotRun[c] + pivotSumChunk[c]/float32(i1)
+					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							blockShiftCol := blockShiftRun[c]
-							devSumAcc := devSumTotal[c]
-							squareSumAcc := squareSumTotal[c]
-							dev0 := (xLine0[c] - blockShiftCol)
-							devSumAcc += float64(dev0)
-							squareSumAcc += float64(dev0 * dev0)
-							dev1 := (xLine1[c] - blockShiftCol)
-							devSumAcc += float64(dev1)
-							squareSumAcc += float64(dev1 * dev1)
-							dev2 := (xLine2[c] - blockShiftCol)
-							devSumAcc += float64(dev2)
-							squareSumAcc += float64(dev2 * dev2)
-							dev3 := (xLine3[c] - blockShiftCol)
-							devSumAcc += float64(dev3)
-							squareSumAcc += float64(dev3 * dev3)
-							devSumTotal[c] = devSumAcc
-							squareSumTotal[c] = squareSumAcc
-						}
+						convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftRun[c]
+							blockShiftCol := blockShiftValsRun[c][0]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -1804,9 +1813,9 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftRun[c]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftRun[c] = float32(runMean[c])
+					blockShiftVals[c][0] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -1816,34 +1825,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							xLine0 := x[i*stride+r0+lo:][:w]
-							xLine1 := x[(i+1)*stride+r0+lo:][:w]
-							xLine2 := x[(i+2)*stride+r0+lo:][:w]
-							xLine3 := x[(i+3)*stride+r0+lo:][:w]
-							for c := range w {
-								blockShiftCol := blockShiftRun[c]
-								devSumAcc := devSumChunk[c]
-								squareSumAcc := squareSumChunk[c]
-								dev0 := (xLine0[c] - blockShiftCol)
-								devSumAcc += dev0
-								squareSumAcc += dev0 * dev0
-								dev1 := (xLine1[c] - blockShiftCol)
-								devSumAcc += dev1
-								squareSumAcc += dev1 * dev1
-								dev2 := (xLine2[c] - blockShiftCol)
-								devSumAcc += dev2
-								squareSumAcc += dev2 * dev2
-								dev3 := (xLine3[c] - blockShiftCol)
-								devSumAcc += dev3
-								squareSumAcc += dev3 * dev3
-								devSumChunk[c] = devSumAcc
-								squareSumChunk[c] = squareSumAcc
-							}
+							convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftRun[c]
+								blockShiftCol := blockShiftValsRun[c][0]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -1856,21 +1843,21 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftRun[c]) + blockDev/nb
+						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
-						blockShiftRun[c] = float32(blockMean)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
+						blockShiftVals[c][0] = float32(blockMean)
 					}
 				}
 			}
 			for c := range n {
 				r := r0 + c
 				shift := float32(runMeans[c])
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 				correction := float32(runMeans[c] - float64(shift))
-				correctionCols[c] = correction
 				variance := float32(runM2s[c] / float64(h))
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -1893,15 +1880,22 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
-				scaleCols[c] = scale
+				shiftVals[c][1] = scale
 				bias := biases[r]
-				biasCols[c] = bias
+				offsetPart := correction * scale
+				offset := bias - offsetPart
+				shiftVals[c][2] = offset
+				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
 			}
 		} else {
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				pivotRun := pivotCols[lo:][:w]
+				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
 				pivotSumTotal := pivotSumTotals[lo:][:w]
 				// Chunks of 64 lines, each column's chunk one float32 chain; the last
@@ -1911,19 +1905,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine0[c] - pivotCol)
-							pivotSumAcc += (xLine1[c] - pivotCol)
-							pivotSumAcc += (xLine2[c] - pivotCol)
-							pivotSumAcc += (xLine3[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
+						convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1947,16 +1929,17 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			for c := range n {
-				pivot := pivotCols[c]
+				pivot := x[r0+c]
 				pivotSum := pivotSumChunks[c]
 				pivotMean := pivotSum * invN
 				shift := pivot + pivotMean
-				shiftCols[c] = shift
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
 			}
 			{
 				lo, hi := 0, n
 				w := hi - lo
-				shiftRun := shiftCols[lo:][:w]
+				shiftVals2Run := shiftVals2[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
 				squareSumChunk := squareSumChunks[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
@@ -1968,34 +1951,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					i1 := min(i0+64, h)
 					i := i0
 					for ; i+4 <= i1; i += 4 {
-						xLine0 := x[i*stride+r0+lo:][:w]
-						xLine1 := x[(i+1)*stride+r0+lo:][:w]
-						xLine2 := x[(i+2)*stride+r0+lo:][:w]
-						xLine3 := x[(i+3)*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftRun[c]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev0 := (xLine0[c] - shiftCol)
-							devSumAcc += dev0
-							squareSumAcc += dev0 * dev0
-							dev1 := (xLine1[c] - shiftCol)
-							devSumAcc += dev1
-							squareSumAcc += dev1 * dev1
-							dev2 := (xLine2[c] - shiftCol)
-							devSumAcc += dev2
-							squareSumAcc += dev2 * dev2
-							dev3 := (xLine3[c] - shiftCol)
-							devSumAcc += dev3
-							squareSumAcc += dev3 * dev3
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
+						convnormGoBatchNormTrainONNXColumnsAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							shiftCol := shiftRun[c]
+							shiftCol := shiftVals2Run[c][0]
 							devSumAcc := devSumChunk[c]
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
@@ -2022,10 +1983,9 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			}
 			for c := range n {
 				r := r0 + c
-				shift := shiftCols[c]
+				shift := shiftVals[c][0]
 				devSum := devSumChunks[c]
 				correction := devSum * invN
-				correctionCols[c] = correction
 				squareSum := squareSumChunks[c]
 				meanSquare := squareSum * invN
 				correctionSq := correction * correction
@@ -2051,9 +2011,16 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
-				scaleCols[c] = scale
+				shiftVals[c][1] = scale
 				bias := biases[r]
-				biasCols[c] = bias
+				offsetPart := correction * scale
+				offset := bias - offsetPart
+				shiftVals[c][2] = offset
+				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
 			}
 		}
 		// Runs of columns no guard rejected.
@@ -2070,40 +2037,19 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			w := hi - lo
-			shiftRun := shiftCols[lo:][:w]
-			correctionRun := correctionCols[lo:][:w]
-			scaleRun := scaleCols[lo:][:w]
-			biasRun := biasCols[lo:][:w]
+			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				dstLine0 := dst[i*stride+r0+lo:][:w]
-				xLine0 := x[i*stride+r0+lo:][:w]
-				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
-				xLine1 := x[(i+1)*stride+r0+lo:][:w]
-				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
-				xLine2 := x[(i+2)*stride+r0+lo:][:w]
-				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
-				xLine3 := x[(i+3)*stride+r0+lo:][:w]
-				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					scaleCol := scaleRun[c]
-					biasCol := biasRun[c]
-					dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-					dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
-				}
+				convnormGoBatchNormTrainONNXColumnsAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftRun[c]
-					correctionCol := correctionRun[c]
-					scaleCol := scaleRun[c]
-					biasCol := biasRun[c]
-					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*scaleCol + biasCol)
+					shiftCol := shiftValsRun[c][0]
+					scaleCol := shiftValsRun[c][1]
+					offsetCol := shiftValsRun[c][2]
+					dstLine[c] = ((xLine[c]-shiftCol)*scaleCol + offsetCol)
 				}
 			}
 			lo = hi
@@ -2115,6 +2061,142 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 		}
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	shiftVals2Run = shiftVals2Run[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		shiftCol := shiftVals2Run[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - shiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - shiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - shiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - shiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumTotal = devSumTotal[:w]
+	squareSumTotal = squareSumTotal[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumTotal[c]
+		squareSumAcc := squareSumTotal[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += float64(dev0)
+		squareSumAcc += float64(dev0 * dev0)
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += float64(dev1)
+		squareSumAcc += float64(dev1 * dev1)
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += float64(dev2)
+		squareSumAcc += float64(dev2 * dev2)
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += float64(dev3)
+		squareSumAcc += float64(dev3 * dev3)
+		devSumTotal[c] = devSumAcc
+		squareSumTotal[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftValsRun = blockShiftValsRun[:w]
+	devSumChunk = devSumChunk[:w]
+	squareSumChunk = squareSumChunk[:w]
+	for c := range w {
+		blockShiftCol := blockShiftValsRun[c][0]
+		devSumAcc := devSumChunk[c]
+		squareSumAcc := squareSumChunk[c]
+		dev0 := (xLine0[c] - blockShiftCol)
+		devSumAcc += dev0
+		squareSumAcc += dev0 * dev0
+		dev1 := (xLine1[c] - blockShiftCol)
+		devSumAcc += dev1
+		squareSumAcc += dev1 * dev1
+		dev2 := (xLine2[c] - blockShiftCol)
+		devSumAcc += dev2
+		squareSumAcc += dev2 * dev2
+		dev3 := (xLine3[c] - blockShiftCol)
+		devSumAcc += dev3
+		squareSumAcc += dev3 * dev3
+		devSumChunk[c] = devSumAcc
+		squareSumChunk[c] = squareSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+	dstLine0 = dstLine0[:w]
+	xLine0 = xLine0[:w]
+	dstLine1 = dstLine1[:w]
+	xLine1 = xLine1[:w]
+	dstLine2 = dstLine2[:w]
+	xLine2 = xLine2[:w]
+	dstLine3 = dstLine3[:w]
+	xLine3 = xLine3[:w]
+	shiftValsRun = shiftValsRun[:w]
+	for c := range w {
+		shiftCol := shiftValsRun[c][0]
+		scaleCol := shiftValsRun[c][1]
+		offsetCol := shiftValsRun[c][2]
+		dstLine0[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine1[c] = ((xLine1[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine2[c] = ((xLine2[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine3[c] = ((xLine3[c]-shiftCol)*scaleCol + offsetCol)
 	}
 }
 
@@ -2188,41 +2270,17 @@ func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs
 // Float32 arithmetic over tiles of 1024 columns read line by line, each
 // column's sums in float32 chunks of its lines added in float64.
 func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, rows, h, stride int) {
-	var gainCols [1024]float32
-	var biasCols [1024]float32
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
-		for c := range n {
-			r := r0 + c
-			gain := gains[r]
-			gainCols[c] = gain
-			bias := biases[r]
-			biasCols[c] = bias
-		}
 		{
 			w := hi - lo
-			gainRun := gainCols[lo:][:w]
-			biasRun := biasCols[lo:][:w]
+			gainRun := gains[r0+lo:][:w]
+			biasRun := biases[r0+lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				dstLine0 := dst[i*stride+r0+lo:][:w]
-				xLine0 := x[i*stride+r0+lo:][:w]
-				dstLine1 := dst[(i+1)*stride+r0+lo:][:w]
-				xLine1 := x[(i+1)*stride+r0+lo:][:w]
-				dstLine2 := dst[(i+2)*stride+r0+lo:][:w]
-				xLine2 := x[(i+2)*stride+r0+lo:][:w]
-				dstLine3 := dst[(i+3)*stride+r0+lo:][:w]
-				xLine3 := x[(i+3)*stride+r0+lo:][:w]
-				for c := range w {
-					gainCol := gainRun[c]
-					biasCol := biasRun[c]
-					dstLine0[c] = (xLine0[c]*gainCol + biasCol)
-					dstLine1[c] = (xLine1[c]*gainCol + biasCol)
-					dstLine2[c] = (xLine2[c]*gainCol + biasCol)
-					dstLine3[c] = (xLine3[c]*gainCol + biasCol)
-				}
+				convnormGoBatchNormInferenceColumnsAnyLines1(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gainRun, biasRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -2234,6 +2292,29 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 				}
 			}
 		}
+	}
+}
+
+// goBatchNormInferenceColumnsAnyLines1 is a group of lines of a loop of goBatchNormInferenceColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormInferenceColumnsAnyLines1(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, gainRun []float32, biasRun []float32, w int) {
+	dstLine0 = dstLine0[:w]
+	xLine0 = xLine0[:w]
+	dstLine1 = dstLine1[:w]
+	xLine1 = xLine1[:w]
+	dstLine2 = dstLine2[:w]
+	xLine2 = xLine2[:w]
+	dstLine3 = dstLine3[:w]
+	xLine3 = xLine3[:w]
+	gainRun = gainRun[:w]
+	biasRun = biasRun[:w]
+	for c := range w {
+		gainCol := gainRun[c]
+		biasCol := biasRun[c]
+		dstLine0[c] = (xLine0[c]*gainCol + biasCol)
+		dstLine1[c] = (xLine1[c]*gainCol + biasCol)
+		dstLine2[c] = (xLine2[c]*gainCol + biasCol)
+		dstLine3[c] = (xLine3[c]*gainCol + biasCol)
 	}
 }
 

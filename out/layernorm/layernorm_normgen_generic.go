@@ -795,9 +795,11 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
 		clear(acc1Chunks[:n])
-		clear(acc1Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+			clear(acc1Totals[:n])
+		}
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		{
@@ -813,40 +815,7 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 				i1 := min(i0+64, h)
 				i := i0
 				for ; i+4 <= i1; i += 4 {
-					dyLineA := dy[i*stride+r0+lo:][:w]
-					xLineA := x[i*stride+r0+lo:][:w]
-					meanLineA := mean[i]
-					rstdLineA := rstd[i]
-					dyLineB := dy[(i+1)*stride+r0+lo:][:w]
-					xLineB := x[(i+1)*stride+r0+lo:][:w]
-					meanLineB := mean[i+1]
-					rstdLineB := rstd[i+1]
-					dyLineC := dy[(i+2)*stride+r0+lo:][:w]
-					xLineC := x[(i+2)*stride+r0+lo:][:w]
-					meanLineC := mean[i+2]
-					rstdLineC := rstd[i+2]
-					dyLineD := dy[(i+3)*stride+r0+lo:][:w]
-					xLineD := x[(i+3)*stride+r0+lo:][:w]
-					meanLineD := mean[i+3]
-					rstdLineD := rstd[i+3]
-					for c := range w {
-						acc0Acc := acc0Chunk[c]
-						acc1Acc := acc1Chunk[c]
-						v0A := dyLineA[c]
-						acc0Acc += v0A * ((xLineA[c] - meanLineA) * rstdLineA)
-						acc1Acc += v0A
-						v0B := dyLineB[c]
-						acc0Acc += v0B * ((xLineB[c] - meanLineB) * rstdLineB)
-						acc1Acc += v0B
-						v0C := dyLineC[c]
-						acc0Acc += v0C * ((xLineC[c] - meanLineC) * rstdLineC)
-						acc1Acc += v0C
-						v0D := dyLineD[c]
-						acc0Acc += v0D * ((xLineD[c] - meanLineD) * rstdLineD)
-						acc1Acc += v0D
-						acc0Chunk[c] = acc0Acc
-						acc1Chunk[c] = acc1Acc
-					}
+					layernormGoLayerNormStatsBackwardParamsAnyLines1(dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], mean[i], rstd[i], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], mean[i+1], rstd[i+1], dy[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], mean[i+2], rstd[i+2], dy[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], mean[i+3], rstd[i+3], acc0Chunk, acc1Chunk, w)
 				}
 				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
@@ -885,5 +854,38 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 			s1 := acc1Chunks[c]
 			dbeta[r] = s1
 		}
+	}
+}
+
+// goLayerNormStatsBackwardParamsAnyLines1 is a group of lines of a loop of goLayerNormStatsBackwardParamsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func layernormGoLayerNormStatsBackwardParamsAnyLines1(dyLineA []float32, xLineA []float32, meanLineA float32, rstdLineA float32, dyLineB []float32, xLineB []float32, meanLineB float32, rstdLineB float32, dyLineC []float32, xLineC []float32, meanLineC float32, rstdLineC float32, dyLineD []float32, xLineD []float32, meanLineD float32, rstdLineD float32, acc0Chunk []float32, acc1Chunk []float32, w int) {
+	dyLineA = dyLineA[:w]
+	xLineA = xLineA[:w]
+	dyLineB = dyLineB[:w]
+	xLineB = xLineB[:w]
+	dyLineC = dyLineC[:w]
+	xLineC = xLineC[:w]
+	dyLineD = dyLineD[:w]
+	xLineD = xLineD[:w]
+	acc0Chunk = acc0Chunk[:w]
+	acc1Chunk = acc1Chunk[:w]
+	for c := range w {
+		acc0Acc := acc0Chunk[c]
+		acc1Acc := acc1Chunk[c]
+		v0A := dyLineA[c]
+		acc0Acc += v0A * ((xLineA[c] - meanLineA) * rstdLineA)
+		acc1Acc += v0A
+		v0B := dyLineB[c]
+		acc0Acc += v0B * ((xLineB[c] - meanLineB) * rstdLineB)
+		acc1Acc += v0B
+		v0C := dyLineC[c]
+		acc0Acc += v0C * ((xLineC[c] - meanLineC) * rstdLineC)
+		acc1Acc += v0C
+		v0D := dyLineD[c]
+		acc0Acc += v0D * ((xLineD[c] - meanLineD) * rstdLineD)
+		acc1Acc += v0D
+		acc0Chunk[c] = acc0Acc
+		acc1Chunk[c] = acc1Acc
 	}
 }

@@ -441,7 +441,9 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
 		clear(acc0Chunks[:n])
-		clear(acc0Totals[:n])
+		if h > 64 {
+			clear(acc0Totals[:n])
+		}
 		// The whole tile is one run of columns.
 		lo, hi := 0, n
 		{
@@ -455,26 +457,7 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 				i1 := min(i0+64, h)
 				i := i0
 				for ; i+4 <= i1; i += 4 {
-					dyLine0 := dy[i*stride+r0+lo:][:w]
-					xLine0 := x[i*stride+r0+lo:][:w]
-					rstdLine0 := rstd[i]
-					dyLine1 := dy[(i+1)*stride+r0+lo:][:w]
-					xLine1 := x[(i+1)*stride+r0+lo:][:w]
-					rstdLine1 := rstd[i+1]
-					dyLine2 := dy[(i+2)*stride+r0+lo:][:w]
-					xLine2 := x[(i+2)*stride+r0+lo:][:w]
-					rstdLine2 := rstd[i+2]
-					dyLine3 := dy[(i+3)*stride+r0+lo:][:w]
-					xLine3 := x[(i+3)*stride+r0+lo:][:w]
-					rstdLine3 := rstd[i+3]
-					for c := range w {
-						acc0Acc := acc0Chunk[c]
-						acc0Acc += dyLine0[c] * (xLine0[c] * rstdLine0)
-						acc0Acc += dyLine1[c] * (xLine1[c] * rstdLine1)
-						acc0Acc += dyLine2[c] * (xLine2[c] * rstdLine2)
-						acc0Acc += dyLine3[c] * (xLine3[c] * rstdLine3)
-						acc0Chunk[c] = acc0Acc
-					}
+					rmsnormGoRMSNormStatsBackwardParamsAnyLines1(dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], rstd[i], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], rstd[i+1], dy[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], rstd[i+2], dy[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], rstd[i+3], acc0Chunk, w)
 				}
 				for ; i < i1; i++ {
 					dyLine := dy[i*stride+r0+lo:][:w]
@@ -503,6 +486,28 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 			s0 := acc0Chunks[c]
 			dgamma[r] = s0
 		}
+	}
+}
+
+// goRMSNormStatsBackwardParamsAnyLines1 is a group of lines of a loop of goRMSNormStatsBackwardParamsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func rmsnormGoRMSNormStatsBackwardParamsAnyLines1(dyLine0 []float32, xLine0 []float32, rstdLine0 float32, dyLine1 []float32, xLine1 []float32, rstdLine1 float32, dyLine2 []float32, xLine2 []float32, rstdLine2 float32, dyLine3 []float32, xLine3 []float32, rstdLine3 float32, acc0Chunk []float32, w int) {
+	dyLine0 = dyLine0[:w]
+	xLine0 = xLine0[:w]
+	dyLine1 = dyLine1[:w]
+	xLine1 = xLine1[:w]
+	dyLine2 = dyLine2[:w]
+	xLine2 = xLine2[:w]
+	dyLine3 = dyLine3[:w]
+	xLine3 = xLine3[:w]
+	acc0Chunk = acc0Chunk[:w]
+	for c := range w {
+		acc0Acc := acc0Chunk[c]
+		acc0Acc += dyLine0[c] * (xLine0[c] * rstdLine0)
+		acc0Acc += dyLine1[c] * (xLine1[c] * rstdLine1)
+		acc0Acc += dyLine2[c] * (xLine2[c] * rstdLine2)
+		acc0Acc += dyLine3[c] * (xLine3[c] * rstdLine3)
+		acc0Chunk[c] = acc0Acc
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/pass"
+	"github.com/normgen/normgen/gen/target"
 	"github.com/normgen/normgen/spec"
 )
 
@@ -103,7 +104,11 @@ func TestBlockedForm(t *testing.T) {
 // float64 totals (the last chunk leaving the sum rounded to float32 where
 // the statements read it: the chunk), takes a mean and variance in one
 // pass over more than a chunk of lines, and, where a guard can reject a
-// column, leaves it to the float64 form with the column's offsets.
+// column, leaves it to the float64 form with the column's offsets. Each
+// group of four lines is a function of its own, a value loaded from an
+// input is read from it, a loop of three row arrays takes two lines a
+// step, and BatchNorm's output is (x-shift)*scale + offset with the
+// offset guarded.
 func TestColumnTiles(t *testing.T) {
 	bw, err := algo.NewBackward(spec.Kernel{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Backward: true})
 	if err != nil {
@@ -117,7 +122,11 @@ func TestColumnTiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []*ir.Kernel{bw.Params, bn.Columns, cf} {
+	bf, err := algo.BatchColumns(spec.Kernel{Name: "BF", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, AffinePerRow: true, SaveStats: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*ir.Kernel{bw.Params, bn.Columns, cf, bf} {
 		if !ColumnTiles(k) {
 			t.Fatalf("%s: no tiled form", k.Name)
 		}
@@ -138,6 +147,23 @@ func TestColumnTiles(t *testing.T) {
 		for _, want := range []string{"for r0 := 0; r0 < rows; r0 += 1024 {", "[i*stride+r0+lo:][:w]", "[(i+3)*stride+r0+lo:][:w]", "for c := range w {", "i += 4 {", "; i++ {"} {
 			if !strings.Contains(fast, want) {
 				t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+			}
+		}
+		name := target.Func{Kernel: k, ISA: target.Go}.Name()
+		if !regexp.MustCompile(`\n\t+`+name+`Lines1\(\w+\[i\*stride\+r0\+lo:\]\[:w\], `).MatchString(fast) ||
+			!strings.Contains(fast, "\nfunc "+name+"Lines1(") || !strings.Contains(fast, "[:w]\n\tfor c := range w {") {
+			t.Errorf("%s: no function of four lines:\n%s", k.Name, fast)
+		}
+		// The backward's output (dx, dy, x) takes two lines a step: 12
+		// streams would overflow an L1 set at a 4 KiB stride.
+		if k == bn.Columns && !strings.Contains(fast, "; i+2 <= h; i += 2 {") {
+			t.Errorf("%s: output not two lines a step:\n%s", k.Name, fast)
+		}
+		if k == bf {
+			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)"} {
+				if !strings.Contains(fast, want) {
+					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+				}
 			}
 		}
 		if strings.Contains(fast, "stride+r]") {
@@ -163,9 +189,16 @@ func TestColumnTiles(t *testing.T) {
 			}
 			to += from
 			fused := fast[from:to]
-			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftRun[c] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
+			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftVals[c][0] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
 				if !strings.Contains(fused, want) {
 					t.Errorf("%s: fused statistics lack %q:\n%s", k.Name, want, fused)
+				}
+			}
+			// The functions of its groups of lines go with it.
+			for _, fn := range regexp.MustCompile(`\w+Lines\d+\(`).FindAllString(fused, -1) {
+				if at := strings.Index(fast, "\nfunc "+fn); at >= 0 && !strings.Contains(fast[:from]+fast[to:at], fn) {
+					end := strings.Index(fast[at+1:], "\n}\n") + at + 3
+					fast = fast[:at] + fast[end:]
 				}
 			}
 			fast = fast[:from] + fast[to:]

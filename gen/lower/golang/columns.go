@@ -2,6 +2,8 @@ package golang
 
 import (
 	"fmt"
+	"go/token"
+	"math"
 	"sort"
 	"strconv"
 
@@ -38,6 +40,21 @@ const colTile = 1024
 // values and chunks are loaded and stored once for all of them.
 const colLines = 4
 
+// colStreams are the most lines of row arrays one step of a tile's loop
+// reads or writes (see columnsWalk).
+const colStreams = 8
+
+// rowArraysIn is the number of row arrays loop lp reads or writes.
+func (l *lowering) rowArraysIn(lp *ir.Loop) int {
+	n := 0
+	for a, arr := range l.k.Arrays {
+		if arr.Role != ir.Param && loopUses(lp, a) {
+			n++
+		}
+	}
+	return n
+}
+
 // ColumnTiles reports whether k gets the tiled float32 form: the Columns
 // layout over float32 arrays.
 func ColumnTiles(k *ir.Kernel) bool {
@@ -55,6 +72,7 @@ func ColumnTiles(k *ir.Kernel) bool {
 // columnsFunc is the tiled float32 form of k (see ColumnTiles).
 func columnsFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
+	k = columnsLinear(k)
 	l := newLowering(k)
 	l.f32 = true
 	// A sum is a value of its column like any other.
@@ -166,21 +184,82 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	if fu != nil {
 		body = append(body,
-			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64(),
-			jen.Var().Id("blockShiftCols").Index(jen.Lit(colTile)).Float32())
+			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64())
 	}
+	// The arrays of the kept values: one per set of values a loop reads.
+	l.cols = &colArrays{slots: map[ir.S][]colSlot{}, groups: map[string]string{}, direct: map[ir.S]int{}}
+	// A kept value loaded from an input (a column's parameter, or its
+	// first value: the pivot) is read from that input where a loop needs
+	// it, not copied: unless a store may have overwritten it by then (x
+	// and dst may be one array).
+	lastUse, firstStore := map[ir.S]int{}, len(items)
+	for it, item := range items {
+		for _, st := range item.stmts {
+			for _, a := range st.Args {
+				lastUse[a] = it
+			}
+		}
+		if item.loop != nil {
+			for _, op := range item.loop.Ops {
+				if op.Code == ir.VSplat {
+					lastUse[op.Scalar] = it
+				}
+				if op.Code == ir.VStore && it < firstStore {
+					firstStore = it
+				}
+			}
+		}
+		if item.fused && fu != nil {
+			lastUse[fu.pivot] = it
+		}
+	}
+	for _, st := range k.Body {
+		if st, ok := st.(*ir.Scalar); ok && st.Code == ir.SLoad && kept[st.Dst] {
+			switch k.Arrays[st.Array].Role {
+			case ir.RowScalarIn:
+				l.cols.direct[st.Dst] = st.Array
+			case ir.RowIn:
+				if lastUse[st.Dst] < firstStore {
+					l.cols.direct[st.Dst] = st.Array
+				}
+			}
+		}
+	}
+	for _, item := range append(append([]item(nil), items...), fusedItems...) {
+		if item.loop != nil {
+			l.colGroup(item.loop, kept)
+		}
+	}
+	if fu != nil {
+		withBlock := map[ir.S]bool{fu.pivotShift: true, fu.pivot: true}
+		l.colGroup(fu.a, withBlock)
+		l.colGroup(withShift(fu.b, fu.shift, fu.pivotShift), withBlock)
+		l.colGroup(fu.fusedLoop(fu.pivotShift, false), withBlock)
+		l.colGroupOf([]ir.S{fu.pivotShift})
+	}
+	var rest []ir.S
 	for _, s := range keptOrder {
-		body = append(body, jen.Var().Id(l.k.ScalarName(s)+"Cols").Index(jen.Lit(colTile)).Float32())
+		if len(l.cols.slots[s]) == 0 {
+			rest = append(rest, s)
+		}
+	}
+	l.colGroupOf(rest)
+	for _, g := range l.cols.order {
+		body = append(body, jen.Var().Id(g.name).Index(jen.Lit(colTile)).Index(jen.Lit(g.size)).Float32())
 	}
 	if guarded {
 		body = append(body, jen.Var().Id("rejected").Index(jen.Lit(colTile)).Bool())
 	}
 
 	tile := []jen.Code{jen.Id("n").Op(":=").Min(jen.Lit(colTile), jen.Id("rows").Op("-").Id("r0"))}
+	var totals []jen.Code
 	for _, a := range accs {
-		tile = append(tile,
-			jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))),
-			jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+		tile = append(tile, jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))))
+		totals = append(totals, jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
+	}
+	if len(totals) > 0 {
+		// The totals take a chunk's sum only past the first chunk of lines.
+		tile = append(tile, jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(totals...))
 	}
 	if guarded {
 		// rejects counts the tile's rejected columns: while none is, the
@@ -253,7 +332,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			for _, a := range st.Args {
 				if kept[a] && !local[a] && !read[a] {
 					read[a] = true
-					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Id(l.k.ScalarName(a)+"Cols").Index(jen.Id("c")))
+					reads = append(reads, jen.Id(l.k.ScalarName(a)).Op(":=").Add(l.colRead(a)))
 				}
 			}
 			switch st.Code {
@@ -268,6 +347,9 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			case ir.SSum:
 				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)).Op(":=").Id(l.k.AccName(st.Acc)+"Chunks").Index(jen.Id("c")))
 			case ir.SLoad, ir.SStore:
+				if _, ok := l.cols.direct[st.Dst]; ok && st.Code == ir.SLoad {
+					continue
+				}
 				usesR = true
 				fallthrough
 			default:
@@ -276,7 +358,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				}
 			}
 			if st.Code != ir.SStore && kept[st.Dst] {
-				stmts = append(stmts, jen.Id(l.k.ScalarName(st.Dst)+"Cols").Index(jen.Id("c")).Op("=").Id(l.k.ScalarName(st.Dst)))
+				stmts = append(stmts, l.colWrites(st.Dst, jen.Id(l.k.ScalarName(st.Dst)))...)
 			}
 			if st.Code != ir.SStore {
 				local[st.Dst] = true
@@ -320,7 +402,11 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	if guarded {
 		doc = doc.Line().Commentf("A column whose statistics leave float32's range takes %s.", Float64Name(k))
 	}
-	return doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	out := doc.Line().Func().Id(name).Params(l.params()...).Block(body...)
+	for _, h := range l.helpers {
+		out = out.Line().Line().Add(h.code)
+	}
+	return out
 }
 
 // columnsLoop is one loop of the tiled form over the run of columns
@@ -377,14 +463,17 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 	if wide {
 		chunk, chunks = "Total", "Totals"
 	}
+	group, cols := l.colGroup(lp, kept)
 	splat := map[ir.S]bool{}
-	var cols []ir.S
-	for _, op := range lp.Ops {
-		if op.Code == ir.VSplat && kept[op.Scalar] && !splat[op.Scalar] {
-			splat[op.Scalar] = true
-			cols = append(cols, op.Scalar)
-			n := l.colName(op.Scalar)
-			run = append(run, jen.Id(n+"Run").Op(":=").Id(n+"Cols").Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+	for _, s := range cols {
+		splat[s] = true
+	}
+	if group != "" {
+		run = append(run, jen.Id(group+"Run").Op(":=").Id(group).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+	}
+	for _, s := range cols {
+		if a, ok := l.cols.direct[s]; ok {
+			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
@@ -417,6 +506,15 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 			return suffix(e)
 		}
 		var code []jen.Code
+		// The arguments of the group's function: its lines, then the
+		// per-column slices and the values it splats.
+		type param struct {
+			name string
+			typ  *jen.Statement
+			arg  jen.Code
+			cut  bool // a slice, cut to w in the function
+		}
+		var params []param
 		for e := range n {
 			idx, line := jen.Id("i"), jen.Id("i")
 			if e > 0 {
@@ -428,17 +526,25 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 				}
 				name := l.lineName(a) + sfx(e)
 				if arr.Role == ir.Param {
-					code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(idx.Clone()))
+					v := jen.Id(l.arrayName(a)).Index(idx.Clone())
+					code = append(code, jen.Id(name).Op(":=").Add(v))
+					params = append(params, param{name, jen.Float32(), v, false})
 					continue
 				}
-				code = append(code, jen.Id(name).Op(":=").Id(l.arrayName(a)).Index(
-					line.Clone().Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+				v := jen.Id(l.arrayName(a)).Index(
+					line.Clone().Op("*").Id("stride").Op("+").Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w"))
+				code = append(code, jen.Id(name).Op(":=").Add(v))
+				params = append(params, param{name, jen.Index().Float32(), v, true})
 			}
 		}
 		var col []jen.Code
 		for _, s := range cols {
 			n := l.colName(s)
-			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
+			if _, ok := l.cols.direct[s]; ok {
+				col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
+				continue
+			}
+			col = append(col, jen.Id(n+"Col").Op(":=").Id(group+"Run").Index(jen.Id("c")).Index(jen.Lit(l.colSlotIn(s, group))))
 		}
 		for _, a := range accs {
 			n := k.AccName(a)
@@ -468,13 +574,59 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 			n := k.AccName(a)
 			col = append(col, jen.Id(n+chunk).Index(jen.Id("c")).Op("=").Id(n+"Acc"))
 		}
-		return append(code, jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...))
+		loop := jen.For(jen.Id("c").Op(":=").Range().Id("w")).Block(col...)
+		if n == 1 {
+			return append(code, loop)
+		}
+		// A group of lines is a function of its own: the loop over the
+		// columns then holds its lines, per-column values and index in
+		// registers, where inside the kernel's body the compiler spills
+		// some of them (the index too) to the stack on every trip.
+		if group != "" {
+			params = append(params, param{group + "Run", jen.Index().Index(jen.Lit(l.cols.size(group))).Float32(), jen.Id(group + "Run"), true})
+		}
+		for _, s := range cols {
+			if _, ok := l.cols.direct[s]; ok {
+				params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
+			}
+		}
+		for _, a := range accs {
+			typ := jen.Index().Float32()
+			if wide {
+				typ = jen.Index().Float64()
+			}
+			params = append(params, param{k.AccName(a) + chunk, typ, jen.Id(k.AccName(a) + chunk), true})
+		}
+		for _, v := range l.loopValues(lp, splat) {
+			params = append(params, param{v, jen.Float32(), jen.Id(v), false})
+		}
+		var decl, args, cut []jen.Code
+		for _, p := range params {
+			decl = append(decl, jen.Id(p.name).Add(p.typ))
+			args = append(args, p.arg)
+			if p.cut {
+				cut = append(cut, jen.Id(p.name).Op("=").Id(p.name).Index(jen.Empty(), jen.Id("w")))
+			}
+		}
+		decl = append(decl, jen.Id("w").Int())
+		args = append(args, jen.Id("w"))
+		fn := l.columnsHelper(decl, append(cut, loop))
+		return []jen.Code{jen.Id(fn).Call(args...)}
 	}
-	// The lines [from, end): groups of colLines, then one at a time.
+	// A group reads as many streams as it has lines times row arrays:
+	// with a stride that is a multiple of 4 KiB, every one of them maps to
+	// the same set of the L1 cache, whose ways (8 to 12) more than 8
+	// streams overflow, so a loop of three row arrays (the backward's
+	// output) takes its lines two at a time.
+	size := colLines
+	if streams := l.rowArraysIn(lp); streams*size > colStreams {
+		size = max(2, colStreams/streams)
+	}
+	// The lines [from, end): groups of size lines, then one at a time.
 	walk = func(from, end jen.Code) []jen.Code {
 		return []jen.Code{
 			jen.Id("i").Op(":=").Add(from),
-			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(colLines).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(colLines)).Block(lines(colLines)...),
+			jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(size).Op("<=").Add(end), jen.Id("i").Op("+=").Lit(size)).Block(lines(size)...),
 			jen.For(jen.Empty(), jen.Id("i").Op("<").Add(end), jen.Id("i").Op("++")).Block(lines(1)...),
 		}
 	}
@@ -488,6 +640,172 @@ func (l *lowering) colName(s ir.S) string {
 		return "blockShift"
 	}
 	return l.k.ScalarName(s)
+}
+
+// colArrays are the arrays of a tiled Columns form's per-column values:
+// each loop reads the values it splats from one array of the tile, [c][i]
+// its value i of column c, through one pointer, which leaves registers to
+// the lines it walks; a value read by several loops is in each of their
+// arrays, written once per column into each.
+type colArrays struct {
+	slots  map[ir.S][]colSlot
+	groups map[string]string // the sorted values of an array: its name
+	direct map[ir.S]int      // the values read from an input array: its index
+	order  []struct {
+		name string
+		size int
+	}
+}
+
+type colSlot struct {
+	group string
+	idx   int
+}
+
+// colGroup is the array of lp's per-column values (those in kept it
+// splats), and those values; "" where it reads none.
+func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) (string, []ir.S) {
+	var cols, grouped []ir.S
+	seen := map[ir.S]bool{}
+	for _, op := range lp.Ops {
+		if op.Code == ir.VSplat && kept[op.Scalar] && !seen[op.Scalar] {
+			seen[op.Scalar] = true
+			cols = append(cols, op.Scalar)
+			if _, ok := l.cols.direct[op.Scalar]; !ok {
+				grouped = append(grouped, op.Scalar)
+			}
+		}
+	}
+	return l.colGroupOf(grouped), cols
+}
+
+// colGroupOf is the array of the values cols, made where new.
+func (l *lowering) colGroupOf(cols []ir.S) string {
+	var own []ir.S
+	for _, s := range cols {
+		if _, ok := l.cols.direct[s]; !ok {
+			own = append(own, s)
+		}
+	}
+	cols = own
+	if len(cols) == 0 {
+		return ""
+	}
+	sorted := append([]ir.S(nil), cols...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	key := fmt.Sprint(sorted)
+	if g, ok := l.cols.groups[key]; ok {
+		return g
+	}
+	name := l.colName(sorted[0]) + "Vals"
+	for i := 2; l.taken[name] || l.cols.has(name); i++ {
+		name = fmt.Sprintf("%sVals%d", l.colName(sorted[0]), i)
+	}
+	l.cols.groups[key] = name
+	for i, s := range sorted {
+		l.cols.slots[s] = append(l.cols.slots[s], colSlot{name, i})
+	}
+	l.cols.order = append(l.cols.order, struct {
+		name string
+		size int
+	}{name, len(sorted)})
+	return name
+}
+
+func (c *colArrays) has(name string) bool {
+	for _, g := range c.order {
+		if g.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// colSlotIn is the index of value s in array group.
+func (l *lowering) colSlotIn(s ir.S, group string) int {
+	for _, sl := range l.cols.slots[s] {
+		if sl.group == group {
+			return sl.idx
+		}
+	}
+	panic(fmt.Sprintf("golang: %s: %s not in %s", l.k.Name, l.colName(s), group))
+}
+
+// colRead is column c's value s of the tile.
+func (l *lowering) colRead(s ir.S) *jen.Statement {
+	if a, ok := l.cols.direct[s]; ok {
+		return jen.Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("c"))
+	}
+	sl := l.cols.slots[s]
+	if len(sl) == 0 {
+		panic(fmt.Sprintf("golang: %s: no array holds %s", l.k.Name, l.colName(s)))
+	}
+	return jen.Id(sl[0].group).Index(jen.Id("c")).Index(jen.Lit(sl[0].idx))
+}
+
+// colWrites stores v as column c's value s of the tile, in each array
+// that holds it.
+func (l *lowering) colWrites(s ir.S, v jen.Code) []jen.Code {
+	var code []jen.Code
+	for _, sl := range l.cols.slots[s] {
+		code = append(code, jen.Id(sl.group).Index(jen.Id("c")).Index(jen.Lit(sl.idx)).Op("=").Add(v))
+	}
+	return code
+}
+
+// columnsHelper is the name of a function of the tiled form's kernel
+// with parameters decl and body, added to l.helpers where new.
+func (l *lowering) columnsHelper(decl, body []jen.Code) string {
+	src := fmt.Sprintf("%#v", jen.Params(decl...).Block(body...))
+	for i, h := range l.helpers {
+		if h.src == src {
+			return l.helperName(i)
+		}
+	}
+	name := l.helperName(len(l.helpers))
+	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
+		Comment("a function of its own to keep the loop's slices and index in registers.")
+	l.helpers = append(l.helpers, columnsHelperFunc{src, doc.Line().Func().Id(name).Params(decl...).Block(body...)})
+	return name
+}
+
+// columnsHelperFunc is a function of a group of lines: its code, and its
+// source to find it again.
+type columnsHelperFunc struct {
+	src  string
+	code jen.Code
+}
+
+func (l *lowering) helperName(i int) string {
+	return fmt.Sprintf("%sLines%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), i+1)
+}
+
+// loopValues are the variables the loop lp's code reads besides its
+// lines and per-column values (splat): the kernel's hoisted values.
+func (l *lowering) loopValues(lp *ir.Loop, splat map[ir.S]bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, op := range lp.Ops {
+		if op.Code != ir.VSplat || splat[op.Scalar] {
+			continue
+		}
+		v := fmt.Sprintf("%#v", l.value(op.Scalar))
+		if token.IsIdentifier(v) && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// size is the number of values in array group.
+func (c *colArrays) size(group string) int {
+	for _, g := range c.order {
+		if g.name == group {
+			return g.size
+		}
+	}
+	panic("golang: no per-column array " + group)
 }
 
 // lineName is the local holding array a's part of the current line.
@@ -541,6 +859,8 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 		id("runMean").Op(":=").Id("runMeans").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")),
 		id("runM2").Op(":=").Id("runM2s").Index(id("lo"), jen.Empty()).Index(jen.Empty(), id("w")))
 	pivotChunk := k.AccName(loopAccs(fu.a)[0]) + "Chunk"
+	blockShift := func() *jen.Statement { return l.colRead(fu.pivotShift) }
+	setBlockShift := func(v jen.Code) []jen.Code { return l.colWrites(fu.pivotShift, v) }
 	dev, sq := k.AccName(fu.devAcc)+"Chunk", k.AccName(fu.sqAcc)+"Chunk"
 	sums := []jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(f64(at(dev)), f64(at(sq)))}
 	clearSums := jen.List(at(dev), at(sq)).Op("=").List(jen.Lit(0), jen.Lit(0))
@@ -549,13 +869,13 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 	code = append(code, jen.Comment("The first chunk of lines: the two passes around the pivot."),
 		id("i1").Op(":=").Min(jen.Lit(blockLen), id("h")),
 		jen.Block(walkA(jen.Lit(0), id("i1"))...),
-		cols(at("blockShiftRun").Op("=").Id(l.colName(fu.pivot)+"Run").Index(id("c")).Op("+").Add(at(pivotChunk)).Op("/").Float32().Call(id("i1")),
-			at(pivotChunk).Op("=").Lit(0)),
+		cols(append(setBlockShift(jen.Add(l.colRead(fu.pivot)).Op("+").Add(at(pivotChunk)).Op("/").Float32().Call(id("i1"))),
+			at(pivotChunk).Op("=").Lit(0))...),
 		jen.Block(walkB(jen.Lit(0), id("i1"))...),
-		cols(append([]jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(at(k.AccName(fu.devAcc)+"Total"), at(k.AccName(fu.sqAcc)+"Total"))},
-			at("runMean").Op("=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Float64().Call(id("i1")),
-			at("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("i1")),
-			at("blockShiftRun").Op("=").Float32().Call(at("runMean")))...))
+		cols(append(append([]jen.Code{jen.List(id("blockDev"), id("blockSq")).Op(":=").List(at(k.AccName(fu.devAcc)+"Total"), at(k.AccName(fu.sqAcc)+"Total"))},
+			at("runMean").Op("=").Add(f64(blockShift())).Op("+").Id("blockDev").Op("/").Float64().Call(id("i1")),
+			at("runM2").Op("=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Float64().Call(id("i1"))),
+			setBlockShift(jen.Float32().Call(at("runMean")))...)...))
 
 	// Each later chunk: one pass around the mean of the chunk before, its
 	// likeliest mean: a chunk far from the mean so far (an outlier before
@@ -566,14 +886,13 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 		jen.List(id("na"), id("nb")).Op(":=").List(f64(id("i0")), f64(id("i1").Op("-").Id("i0"))),
 		id("nab").Op(":=").Id("na").Op("+").Id("nb"),
 		jen.Block(walkF(id("i0"), id("i1"))...),
-		cols(append(sums,
-			id("blockMean").Op(":=").Add(f64(at("blockShiftRun"))).Op("+").Id("blockDev").Op("/").Id("nb"),
+		cols(append(append(sums,
+			id("blockMean").Op(":=").Add(f64(blockShift())).Op("+").Id("blockDev").Op("/").Id("nb"),
 			id("delta").Op(":=").Id("blockMean").Op("-").Add(at("runMean")),
 			at("runMean").Op("+=").Id("delta").Op("*").Id("nb").Op("/").Id("nab"),
 			at("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Id("nb").
 				Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(id("na").Op("*").Id("nb").Op("/").Id("nab")),
-			at("blockShiftRun").Op("=").Float32().Call(id("blockMean")),
-			clearSums)...),
+			clearSums), setBlockShift(jen.Float32().Call(id("blockMean")))...)...),
 	}
 	code = append(code, jen.Comment("Each later chunk: one pass around the mean of the chunk before, joined in float64."),
 		jen.For(id("i0").Op(":=").Lit(blockLen), id("i0").Op("<").Id("h"), id("i0").Op("+=").Lit(blockLen)).Block(later...))
@@ -601,7 +920,7 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		code = append(code, jen.Id(n).Op(":=").Add(v))
 		local[s] = true
 		if kept[s] {
-			code = append(code, at(n+"Cols").Op("=").Id(n))
+			code = append(code, l.colWrites(s, jen.Id(n))...)
 		}
 	}
 	shift := k.ScalarName(fu.shift)
@@ -615,4 +934,414 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
 	return code, local
+}
+
+// A per-column linear form of a loop's stored value: sum of atom*coef
+// plus a constant, each coefficient a polynomial in per-column scalars.
+// An atom is a load, or a load less a per-column value: the subtraction
+// that keeps the deviation exact where the values sit far from zero.
+type (
+	mono struct {
+		neg bool
+		f   []ir.S
+	}
+	poly    []mono
+	linTerm struct {
+		atom ir.V
+		coef poly
+	}
+	linForm struct {
+		terms []linTerm
+		konst poly
+	}
+)
+
+func (p poly) neg() poly {
+	out := make(poly, len(p))
+	for i, m := range p {
+		out[i] = mono{!m.neg, m.f}
+	}
+	return out
+}
+
+func (p poly) times(q poly) poly {
+	var out poly
+	for _, a := range p {
+		for _, b := range q {
+			out = append(out, mono{a.neg != b.neg, append(append([]ir.S(nil), a.f...), b.f...)})
+		}
+	}
+	return out
+}
+
+func (f linForm) plus(g linForm) linForm {
+	out := linForm{konst: append(append(poly(nil), f.konst...), g.konst...)}
+	out.terms = append(out.terms, f.terms...)
+	for _, t := range g.terms {
+		merged := false
+		for i := range out.terms {
+			if out.terms[i].atom == t.atom {
+				out.terms[i].coef = append(append(poly(nil), out.terms[i].coef...), t.coef...)
+				merged = true
+			}
+		}
+		if !merged {
+			out.terms = append(out.terms, t)
+		}
+	}
+	return out
+}
+
+func (f linForm) scaled(p poly) linForm {
+	out := linForm{konst: f.konst.times(p)}
+	for _, t := range f.terms {
+		out.terms = append(out.terms, linTerm{t.atom, t.coef.times(p)})
+	}
+	return out
+}
+
+// linearOf is op v's linear form, counting the adds and the products of
+// per-element values it takes; ok is false where v is not linear in its
+// atoms or one of its operands is read elsewhere.
+func linearOf(lp *ir.Loop, uses []int, v ir.V, scalarDef func(ir.S) bool) (f linForm, adds, muls int, ok bool) {
+	op := lp.Ops[v]
+	atom := func() (linForm, int, int, bool) {
+		return linForm{terms: []linTerm{{v, poly{{}}}}}, 0, 0, true
+	}
+	isLoad := func(a ir.V) bool { return lp.Ops[a].Code == ir.VLoad }
+	isSplat := func(a ir.V) bool { return lp.Ops[a].Code == ir.VSplat && scalarDef(lp.Ops[a].Scalar) }
+	switch op.Code {
+	case ir.VSplat:
+		if !isSplat(v) {
+			return f, 0, 0, false
+		}
+		return linForm{konst: poly{{f: []ir.S{op.Scalar}}}}, 0, 0, true
+	case ir.VLoad:
+		return atom()
+	case ir.VSub:
+		if isLoad(op.Args[0]) && isSplat(op.Args[1]) {
+			return atom()
+		}
+	}
+	if op.Code != ir.VAdd && op.Code != ir.VSub && op.Code != ir.VMul && op.Code != ir.VFMA {
+		return f, 0, 0, false
+	}
+	var fs [3]linForm
+	for i, a := range op.Args {
+		if lp.Ops[a].Code != ir.VSplat && uses[a] > 1 {
+			return f, 0, 0, false
+		}
+		g, ad, mu, ok := linearOf(lp, uses, a, scalarDef)
+		if !ok {
+			return f, 0, 0, false
+		}
+		fs[i], adds, muls = g, adds+ad, muls+mu
+	}
+	switch op.Code {
+	case ir.VAdd:
+		return fs[0].plus(fs[1]), adds + 1, muls, true
+	case ir.VSub:
+		return fs[0].plus(fs[1].scaled(poly{{neg: true}})), adds + 1, muls, true
+	}
+	// A product (of an FMA too: the pure-Go form rounds it twice).
+	var prod linForm
+	switch {
+	case len(fs[1].terms) == 0:
+		prod = fs[0].scaled(fs[1].konst)
+	case len(fs[0].terms) == 0:
+		prod = fs[1].scaled(fs[0].konst)
+	default:
+		return f, 0, 0, false
+	}
+	if op.Code == ir.VFMA {
+		return prod.plus(fs[2]), adds + 1, muls + 1, true
+	}
+	return prod, adds, muls + 1, true
+}
+
+// columnsLinear is k with each loop's stored value that is linear in its
+// atoms (see linForm) with per-column coefficients rewritten as
+// atom*coef + ... + offset, where that takes fewer float adds (or as
+// many and fewer products) per element: the coefficients are products of
+// per-column values, computed once per column. BatchNorm's output
+// ((x-shift)-correction)*scale + bias becomes (x-shift)*scale + offset
+// with offset = bias - correction*scale; the backward's input gradient
+// ((x-mean)*rstd*c + (dy*g - m))*rstd becomes (x-mean)*a + dy*b - o. A
+// coefficient each of whose terms is a few float32 roundings of its
+// part of the sum moves each term by a few units of its own magnitude,
+// inside the contract's sum of magnitudes; the deviation from the
+// per-column value is still taken first. Only a kernel with guards is
+// rewritten: a coefficient out of float32's range (a product the
+// original never formed) sends its column to the float64 form.
+func columnsLinear(k *ir.Kernel) *ir.Kernel {
+	if !pass.HasGuard(k) {
+		return k
+	}
+	taken := map[string]bool{}
+	defined := map[ir.S]bool{}
+	for _, st := range k.Body {
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if st.Dst >= 0 && st.Code != ir.SStore && st.Code != ir.SGuard {
+				taken[k.ScalarName(st.Dst)] = true
+			}
+		case *ir.Loop:
+			for i := range st.Ops {
+				taken[vecName(st, ir.V(i))] = true
+			}
+		}
+	}
+	for _, a := range k.Arrays {
+		taken[a.Name] = true
+	}
+	name := func(base string) string {
+		n := base
+		for i := 2; taken[n]; i++ {
+			n = base + strconv.Itoa(i)
+		}
+		taken[n] = true
+		return n
+	}
+	nk := *k
+	nk.Body = nil
+	changed := false
+	for _, st := range k.Body {
+		lp, ok := st.(*ir.Loop)
+		if !ok {
+			s := st.(*ir.Scalar)
+			if s.Dst >= 0 && s.Code != ir.SStore && s.Code != ir.SGuard {
+				defined[s.Dst] = true
+			}
+			nk.Body = append(nk.Body, st)
+			continue
+		}
+		stmts, nl := linearLoop(&nk, lp, func(s ir.S) bool { return defined[s] }, name)
+		if nl != lp {
+			changed = true
+		}
+		nk.Body = append(append(nk.Body, stmts...), nl)
+	}
+	if !changed {
+		return k
+	}
+	return &nk
+}
+
+// linearLoop is lp with its linear stored values rewritten (see
+// columnsLinear), and the per-column statements that go before it; lp
+// itself and none where nothing is gained. New scalars are numbered from
+// k.NumScalars on, which it advances.
+func linearLoop(k *ir.Kernel, lp *ir.Loop, defined func(ir.S) bool, name func(string) string) ([]ir.Stmt, *ir.Loop) {
+	uses := make([]int, len(lp.Ops))
+	for _, op := range lp.Ops {
+		for _, a := range op.Args {
+			uses[a]++
+		}
+	}
+	var stmts []ir.Stmt
+	newScalar := func(code ir.ScalarCode, n string, args ...ir.S) ir.S {
+		s := ir.S(k.NumScalars)
+		k.NumScalars++
+		stmts = append(stmts, &ir.Scalar{Code: code, Dst: s, Args: args, Name: name(n)})
+		return s
+	}
+	// value is p as one scalar, negated where neg; ok false where p has
+	// a term of no factor beside others.
+	value := func(p poly, base string) (s ir.S, neg, unit, ok bool) {
+		if len(p) == 1 && len(p[0].f) == 0 {
+			return 0, p[0].neg, true, true
+		}
+		all := true
+		for _, m := range p {
+			if len(m.f) == 0 {
+				return 0, false, false, false
+			}
+			all = all && m.neg
+		}
+		if all {
+			p, neg = p.neg(), true
+		}
+		// The positive terms first.
+		sort.SliceStable(p, func(i, j int) bool { return !p[i].neg && p[j].neg })
+		product := func(m mono) ir.S {
+			s := m.f[0]
+			for _, f := range m.f[1:] {
+				s = newScalar(ir.SMul, base+"Part", s, f)
+			}
+			return s
+		}
+		if len(p) == 1 {
+			if len(p[0].f) == 1 {
+				return p[0].f[0], neg, false, true
+			}
+			s = product(p[0])
+			stmts[len(stmts)-1].(*ir.Scalar).Name = name(base)
+			return s, neg, false, true
+		}
+		s = product(p[0])
+		for _, m := range p[1:] {
+			code := ir.SAdd
+			if m.neg {
+				code = ir.SSub
+			}
+			s = newScalar(code, base+"Part", s, product(m))
+		}
+		stmts[len(stmts)-1].(*ir.Scalar).Name = name(base)
+		return s, neg, false, true
+	}
+	ops := append([]ir.VecOp(nil), lp.Ops...)
+	var guards []ir.S
+	for si, op := range lp.Ops {
+		if op.Code != ir.VStore {
+			continue
+		}
+		f, adds, muls, ok := linearOf(lp, uses, op.Args[0], defined)
+		if !ok || len(f.terms) == 0 {
+			continue
+		}
+		newAdds, newMuls := len(f.terms)-1, 0
+		if len(f.konst) > 0 {
+			newAdds++
+		}
+		for _, t := range f.terms {
+			if len(t.coef) != 1 || len(t.coef[0].f) > 0 {
+				newMuls++
+			}
+		}
+		// Fewer adds (the pipes a scalar loop waits on); a product fewer
+		// is not worth a column's coefficients and their guards.
+		if newAdds >= adds || newMuls > muls {
+			continue
+		}
+		mark := len(stmts)
+		scalars0 := k.NumScalars
+		var e ir.V = -1
+		var pending []struct {
+			v   ir.V
+			neg bool
+		}
+		failed := false
+		term := func(v ir.V, neg bool) {
+			switch {
+			case e < 0 && !neg:
+				e = v
+			case e < 0:
+				pending = append(pending, struct {
+					v   ir.V
+					neg bool
+				}{v, neg})
+			default:
+				code := ir.VAdd
+				if neg {
+					code = ir.VSub
+				}
+				ops = append(ops, ir.VecOp{Code: code, Args: []ir.V{e, v}})
+				e = ir.V(len(ops) - 1)
+			}
+		}
+		splat := func(s ir.S) ir.V {
+			ops = append(ops, ir.VecOp{Code: ir.VSplat, Scalar: s})
+			return ir.V(len(ops) - 1)
+		}
+		for _, t := range f.terms {
+			base := "coef"
+			if a := lp.Ops[t.atom]; a.Code == ir.VLoad {
+				base = k.Arrays[a.Array].Name + "Coef"
+			} else if a.Code == ir.VSub {
+				base = k.Arrays[lp.Ops[a.Args[0]].Array].Name + "Coef"
+			}
+			s, neg, unit, ok := value(t.coef, base)
+			if !ok {
+				failed = true
+				break
+			}
+			v := t.atom
+			if !unit {
+				if int(s) >= scalars0 {
+					guards = append(guards, s)
+				}
+				ops = append(ops, ir.VecOp{Code: ir.VMul, Args: []ir.V{v, splat(s)}})
+				v = ir.V(len(ops) - 1)
+			}
+			term(v, neg)
+		}
+		if !failed && len(f.konst) > 0 {
+			s, neg, _, ok := value(f.konst, "offset")
+			if ok {
+				if int(s) >= scalars0 {
+					guards = append(guards, s)
+				}
+				term(splat(s), neg)
+			}
+			failed = !ok
+		}
+		for _, p := range pending {
+			if e < 0 {
+				failed = true
+				break
+			}
+			term(p.v, p.neg)
+		}
+		if failed {
+			// Nothing of this store's rewrite is kept.
+			ops = ops[:len(lp.Ops)]
+			stmts, k.NumScalars = stmts[:mark], scalars0
+			guards = nil
+			continue
+		}
+		ops[si].Args = []ir.V{e}
+	}
+	if len(stmts) == 0 {
+		return nil, lp
+	}
+	for _, g := range guards {
+		stmts = append(stmts, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{g}, Lo: -math.MaxFloat32, Hi: math.MaxFloat32})
+	}
+	return stmts, &ir.Loop{Ops: liveOps(ops)}
+}
+
+// liveOps is ops without the values no store or sum reads, in order, each
+// store after the values it reads.
+func liveOps(ops []ir.VecOp) []ir.VecOp {
+	live := make([]bool, len(ops))
+	var mark func(v ir.V)
+	mark = func(v ir.V) {
+		if live[v] {
+			return
+		}
+		live[v] = true
+		for _, a := range ops[v].Args {
+			mark(a)
+		}
+	}
+	for i, op := range ops {
+		if !op.Code.MakesValue() {
+			mark(ir.V(i))
+		}
+	}
+	// A store's new value sits after it: stores and sums move to the end,
+	// each value in its original order.
+	var order []int
+	for i, op := range ops {
+		if live[i] && op.Code.MakesValue() {
+			order = append(order, i)
+		}
+	}
+	for i, op := range ops {
+		if !op.Code.MakesValue() {
+			order = append(order, i)
+		}
+	}
+	remap := make([]ir.V, len(ops))
+	var out []ir.VecOp
+	for _, i := range order {
+		op := ops[i]
+		op.Args = append([]ir.V(nil), op.Args...)
+		for j, a := range op.Args {
+			op.Args[j] = remap[a]
+		}
+		remap[i] = ir.V(len(out))
+		out = append(out, op)
+	}
+	return out
 }

@@ -183,6 +183,11 @@ type lowering struct {
 	// rowFunc: the float32 form's body is one row's (row r), a guard
 	// returns false instead of calling the float64 form (FusedFunc).
 	rowFunc bool
+	// cols are the arrays of the tiled Columns form's per-column values
+	// (columns.go).
+	cols *colArrays
+	// helpers are the tiled form's functions of a group of lines.
+	helpers []columnsHelperFunc
 }
 
 func newLowering(k *ir.Kernel) *lowering {
