@@ -213,3 +213,35 @@ func TestColumnTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnsLinearRunningAfterGuards: the guards columnsLinear adds (a
+// coefficient out of float32's range) come before the running statistics'
+// stores, since the float64 form a guard hands the column to updates them
+// again.
+func TestColumnsLinearRunningAfterGuards(t *testing.T) {
+	for _, conv := range []string{"pytorch", "onnx"} {
+		k, err := algo.BatchColumns(spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+			AffinePerRow: true, SaveStats: true, Running: &spec.Running{Convention: conv, Momentum: 0.1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lin := columnsLinear(k)
+		if lin == k {
+			t.Fatalf("%s: columnsLinear rewrote nothing", conv)
+		}
+		stores, lastGuard := -1, -1
+		for i, st := range lin.Body {
+			s, ok := st.(*ir.Scalar)
+			switch {
+			case !ok:
+			case s.Code == ir.SGuard:
+				lastGuard = i
+			case s.Code == ir.SStore && lin.Arrays[s.Array].Role == ir.RowScalarInOut && stores < 0:
+				stores = i
+			}
+		}
+		if stores < 0 || lastGuard < 0 || stores < lastGuard {
+			t.Errorf("%s: first running store at statement %d, last guard at %d: want the stores after every guard", conv, stores, lastGuard)
+		}
+	}
+}

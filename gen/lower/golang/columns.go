@@ -1105,6 +1105,7 @@ func columnsLinear(k *ir.Kernel) *ir.Kernel {
 	nk := *k
 	nk.Body = nil
 	changed := false
+	section := 0 // where the per-column statements before the next loop begin
 	for _, st := range k.Body {
 		lp, ok := st.(*ir.Loop)
 		if !ok {
@@ -1119,12 +1120,49 @@ func columnsLinear(k *ir.Kernel) *ir.Kernel {
 		if nl != lp {
 			changed = true
 		}
-		nk.Body = append(append(nk.Body, stmts...), nl)
+		nk.Body = append(deferInOutStores(&nk, nk.Body, section, stmts), nl)
+		section = len(nk.Body)
 	}
 	if !changed {
 		return k
 	}
 	return &nk
+}
+
+// deferInOutStores is body with stmts appended after body[section:], a
+// run of per-column statements; where stmts guard, the run's stores to
+// arrays read and then written (BatchNorm's running statistics) move
+// after them: a column the new guards send to the float64 form must find
+// those arrays unchanged, as that form updates them again. A store stays
+// where a later statement of the run loads its array.
+func deferInOutStores(k *ir.Kernel, body []ir.Stmt, section int, stmts []ir.Stmt) []ir.Stmt {
+	guards := false
+	for _, st := range stmts {
+		guards = guards || st.(*ir.Scalar).Code == ir.SGuard
+	}
+	if !guards {
+		return append(body, stmts...)
+	}
+	run := body[section:]
+	loadedAfter := func(i int, array int) bool {
+		for _, st := range run[i+1:] {
+			if s := st.(*ir.Scalar); s.Code == ir.SLoad && s.Array == array {
+				return true
+			}
+		}
+		return false
+	}
+	out := append([]ir.Stmt(nil), body[:section]...)
+	var stores []ir.Stmt
+	for i, st := range run {
+		s := st.(*ir.Scalar)
+		if s.Code == ir.SStore && k.Arrays[s.Array].Role == ir.RowScalarInOut && !loadedAfter(i, s.Array) {
+			stores = append(stores, st)
+			continue
+		}
+		out = append(out, st)
+	}
+	return append(append(out, stmts...), stores...)
 }
 
 // linearLoop is lp with its linear stored values rewritten (see
