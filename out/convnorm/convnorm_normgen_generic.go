@@ -789,12 +789,10 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				keptMean := keep * oldMean
 				takenMean := take * mean
 				newMean := keptMean + takenMean
-				runMean[r] = newMean
 				oldVar := runVar[r]
 				keptVar := keep * oldVar
 				takenVar := take * unbiasedVariance
 				newVar := keptVar + takenVar
-				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
@@ -807,6 +805,8 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					rejects++
 					continue
 				}
+				runMean[r] = newMean
+				runVar[r] = newVar
 			}
 		} else {
 			{
@@ -923,12 +923,10 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				keptMean := keep * oldMean
 				takenMean := take * mean
 				newMean := keptMean + takenMean
-				runMean[r] = newMean
 				oldVar := runVar[r]
 				keptVar := keep * oldVar
 				takenVar := take * unbiasedVariance
 				newVar := keptVar + takenVar
-				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
@@ -941,6 +939,8 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					rejects++
 					continue
 				}
+				runMean[r] = newMean
+				runVar[r] = newVar
 			}
 		}
 		// Runs of columns no guard rejected.
@@ -1872,12 +1872,10 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				keptMean := keep * oldMean
 				takenMean := take * mean
 				newMean := keptMean + takenMean
-				runMean[r] = newMean
 				oldVar := runVar[r]
 				keptVar := keep * oldVar
 				takenVar := take * variance
 				newVar := keptVar + takenVar
-				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
@@ -1890,6 +1888,8 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					rejects++
 					continue
 				}
+				runMean[r] = newMean
+				runVar[r] = newVar
 			}
 		} else {
 			{
@@ -2003,12 +2003,10 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				keptMean := keep * oldMean
 				takenMean := take * mean
 				newMean := keptMean + takenMean
-				runMean[r] = newMean
 				oldVar := runVar[r]
 				keptVar := keep * oldVar
 				takenVar := take * variance
 				newVar := keptVar + takenVar
-				runVar[r] = newVar
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
@@ -2021,6 +2019,8 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					rejects++
 					continue
 				}
+				runMean[r] = newMean
+				runVar[r] = newVar
 			}
 		}
 		// Runs of columns no guard rejected.
