@@ -436,6 +436,28 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 		}
 		return ref(v)
 	}
+	// Go may fuse a product into the sum it enters (FMA on arm64, ppc64,
+	// s390x, riscv64, amd64 with GOAMD64=v3), and does so or not by the
+	// shape of the code around it (a load folded into the product stops
+	// it): two forms promised the same bits (Parallel's kernels and the
+	// serial fused one; a row's output pass alone or beside another) then
+	// differ. A conversion rounds a product that enters a sum, as the
+	// IR's separate operations do everywhere (the Go spec: an explicit
+	// conversion prevents fusion).
+	rounded := make([]bool, len(lp.Ops))
+	for _, op := range lp.Ops {
+		switch op.Code {
+		case ir.VAdd, ir.VSub, ir.VAcc:
+			for _, a := range op.Args {
+				rounded[a] = true
+			}
+		case ir.VFMA:
+			rounded[op.Args[2]] = true
+		}
+	}
+	if c := l.col; c != nil && c.lp == lp {
+		rounded[c.v] = true
+	}
 	for i, op := range lp.Ops {
 		var e *jen.Statement
 		switch op.Code {
@@ -443,7 +465,7 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]))
 			continue
 		case ir.VAccMul:
-			terms[op.Acc] = append(terms[op.Acc], ref(op.Args[0]).Op("*").Add(right(op.Args[1])))
+			terms[op.Acc] = append(terms[op.Acc], jen.Float32().Call(ref(op.Args[0]).Op("*").Add(right(op.Args[1]))))
 			continue
 		case ir.VStore:
 			code = append(code, at(op.Array).Op("=").Add(narrow(l.k.Arrays[op.Array].Elem, ref(op.Args[0]))))
@@ -456,6 +478,10 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 		case ir.VMul:
 			e = ref(op.Args[0]).Op("*").Add(right(op.Args[1]))
 			product[i] = true
+			if rounded[i] {
+				e = jen.Float32().Call(e)
+				product[i] = false
+			}
 		default:
 			e = l.vecExpr(op, ref)
 		}
@@ -485,7 +511,8 @@ func (l *lowering) vecExpr(op ir.VecOp, ref func(ir.V) *jen.Statement) *jen.Stat
 	case ir.VMul:
 		return ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
 	case ir.VFMA:
-		return jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
+		// Rounded twice, as on every platform (see elementOps).
+		return jen.Parens(jen.Float32().Call(ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))).Op("+").Add(ref(op.Args[2])))
 	}
 	panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
 }

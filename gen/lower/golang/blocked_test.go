@@ -160,7 +160,7 @@ func TestColumnTiles(t *testing.T) {
 			t.Errorf("%s: output not two lines a step:\n%s", k.Name, fast)
 		}
 		if k == bf {
-			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)"} {
+			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)"} {
 				if !strings.Contains(fast, want) {
 					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
 				}

@@ -406,7 +406,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.
 
 	// A row shorter than a block: the two passes, one chain each.
 	short := l.chain(first)
-	short = append(short, id("blockShift").Op(":=").Add(l.value(fu.pivot)).Op("+").Id(tailName(pivotName)).Op("*").Id(l.invLen))
+	short = append(short, id("blockShift").Op(":=").Add(l.value(fu.pivot)).Op("+").Float32().Call(id(tailName(pivotName)).Op("*").Id(l.invLen)))
 	short = append(short, l.chain(second)...)
 	short = append(short,
 		jen.List(id("blockDev"), id("blockSq")).Op(":=").List(f64(id(tailName(devName))), f64(id(tailName(sqName)))),

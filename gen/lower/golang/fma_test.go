@@ -1,0 +1,116 @@
+package golang
+
+import (
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/normgen/normgen/gen/algo"
+	"github.com/normgen/normgen/gen/ir"
+	"github.com/normgen/normgen/spec"
+)
+
+// TestProductsRounded: in the float32 forms no float32 product enters a
+// sum (+, -, +=, -=) without a conversion. Go may fuse such a product
+// into an FMA (arm64, ppc64, s390x, riscv64, amd64 with GOAMD64=v3) by the
+// shape of the code around it, and forms promised the same bits (the
+// backward's fused Rows kernel and Parallel's Rows and Params kernels; a
+// row's output pass alone or paired with the next row's) then differ.
+func TestProductsRounded(t *testing.T) {
+	type form struct {
+		name string
+		k    *ir.Kernel
+		code func(k *ir.Kernel) string
+	}
+	var forms []form
+	add := func(name string, k *ir.Kernel, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms = append(forms, form{name, k, func(k *ir.Kernel) string { return render(t, k) }})
+	}
+	for _, sk := range []spec.Kernel{
+		{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
+		{Name: "AddLN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, Residual: &spec.Residual{Alpha: 1, StoreSum: true}},
+		{Name: "RMS", Epsilon: 1e-6, Scale: true},
+	} {
+		k, err := algo.Build(sk)
+		add(sk.Name, k, err)
+	}
+	bw, err := algo.NewBackward(spec.Kernel{Name: "RMS", Axis: "last", Epsilon: 1e-6, Scale: true, SaveStats: true, Backward: true})
+	if err != nil || bw.Fused == nil {
+		t.Fatalf("RMSNorm backward: no fused sums (%v)", err)
+	}
+	add("RMS backward Params", bw.Params, nil)
+	forms = append(forms,
+		form{"RMS backward Rows", bw.Rows, func(k *ir.Kernel) string { return renderCode(t, k, RowFunc(k)) }},
+		form{"RMS backward fused", bw.Rows, func(k *ir.Kernel) string {
+			return renderCode(t, k, jen.Add(FusedFunc(k, bw.Fused.Loop, bw.Fused.V, bw.Fused.Out)).Line().Add(float64Func(k, Float64Name(k))))
+		}})
+	bn, err := algo.BatchColumns(spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
+		AffinePerRow: true, SaveStats: true, Running: &spec.Running{Convention: "pytorch", Momentum: 0.1}})
+	add("BatchNorm columns", bn, err)
+	for _, f := range forms {
+		if bad := unroundedProducts(t, f.code(f.k)); len(bad) > 0 {
+			t.Errorf("%s: float32 products enter sums unrounded: %q", f.name, bad)
+		}
+	}
+}
+
+// unroundedProducts are the float32 products of src that are an operand
+// of a float32 sum, as written.
+func unroundedProducts(t *testing.T, src string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	if _, err := conf.Check("p", fset, []*ast.File{file}, info); err != nil {
+		t.Fatal(err)
+	}
+	is32 := func(e ast.Expr) bool {
+		b, ok := info.Types[e].Type.(*types.Basic)
+		return ok && b.Kind() == types.Float32
+	}
+	var bad []string
+	check := func(e ast.Expr) {
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.MUL && is32(b) {
+			bad = append(bad, fmt.Sprint(fset.Position(b.Pos()).Line, ": ", types.ExprString(b)))
+		}
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if (n.Op == token.ADD || n.Op == token.SUB) && is32(n) {
+				check(n.X)
+				check(n.Y)
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.ADD_ASSIGN || n.Tok == token.SUB_ASSIGN {
+				for _, r := range n.Rhs {
+					if is32(r) {
+						check(r)
+					}
+				}
+			}
+		}
+		return true
+	})
+	return bad
+}
