@@ -81,7 +81,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
 							devSumAcc += float64(dev)
-							squareSumAcc += float64(dev * dev)
+							squareSumAcc += float64(float32(dev * dev))
 							devSumTotal[c] = devSumAcc
 							squareSumTotal[c] = squareSumAcc
 						}
@@ -111,7 +111,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
 								devSumAcc += dev
-								squareSumAcc += dev * dev
+								squareSumAcc += float32(dev * dev)
 								devSumChunk[c] = devSumAcc
 								squareSumChunk[c] = squareSumAcc
 							}
@@ -215,7 +215,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
 							devSumAcc += dev
-							squareSumAcc += dev * dev
+							squareSumAcc += float32(dev * dev)
 							devSumChunk[c] = devSumAcc
 							squareSumChunk[c] = squareSumAcc
 						}
@@ -282,7 +282,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					shiftCol := shiftValsRun[c][0]
 					correctionCol := shiftValsRun[c][1]
 					rstdCol := shiftValsRun[c][2]
-					dstLine[c] = (((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine + betaLine)
+					dstLine[c] = (float32(((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine) + betaLine)
 				}
 			}
 			lo = hi
@@ -333,16 +333,16 @@ func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xL
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - shiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - shiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - shiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - shiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -364,16 +364,16 @@ func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xL
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += float64(dev0)
-		squareSumAcc += float64(dev0 * dev0)
+		squareSumAcc += float64(float32(dev0 * dev0))
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += float64(dev1)
-		squareSumAcc += float64(dev1 * dev1)
+		squareSumAcc += float64(float32(dev1 * dev1))
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += float64(dev2)
-		squareSumAcc += float64(dev2 * dev2)
+		squareSumAcc += float64(float32(dev2 * dev2))
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += float64(dev3)
-		squareSumAcc += float64(dev3 * dev3)
+		squareSumAcc += float64(float32(dev3 * dev3))
 		devSumTotal[c] = devSumAcc
 		squareSumTotal[c] = squareSumAcc
 	}
@@ -395,16 +395,16 @@ func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xL
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -426,10 +426,10 @@ func convnormGoConvNeXtLayerNormAnyLines5(dstLine0 []float32, xLine0 []float32, 
 		shiftCol := shiftValsRun[c][0]
 		correctionCol := shiftValsRun[c][1]
 		rstdCol := shiftValsRun[c][2]
-		dstLine0[c] = (((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0 + betaLine0)
-		dstLine1[c] = (((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1 + betaLine1)
-		dstLine2[c] = (((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2 + betaLine2)
-		dstLine3[c] = (((xLine3[c]-shiftCol)-correctionCol)*rstdCol*gammaLine3 + betaLine3)
+		dstLine0[c] = (float32(((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0) + betaLine0)
+		dstLine1[c] = (float32(((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1) + betaLine1)
+		dstLine2[c] = (float32(((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2) + betaLine2)
+		dstLine3[c] = (float32(((xLine3[c]-shiftCol)-correctionCol)*rstdCol*gammaLine3) + betaLine3)
 	}
 }
 
@@ -514,8 +514,8 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 					devD := (xBlock[j+3] - shift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 				devSum += float64(devSum0 + devSum1)
 				squareSum += float64(squareSum0 + squareSum1)
@@ -524,7 +524,7 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 			for i := whole; i < seglen; i++ {
 				dev := (xRow[i] - shift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
@@ -564,7 +564,7 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 			dstRow := dst[base:][:seglen]
 			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dstRow[i] = (((xRow[i]-shift)-correction)*scale + bias)
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*scale) + bias)
 			}
 		}
 		means[r] = mean
@@ -719,7 +719,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
 							devSumAcc += float64(dev)
-							squareSumAcc += float64(dev * dev)
+							squareSumAcc += float64(float32(dev * dev))
 							devSumTotal[c] = devSumAcc
 							squareSumTotal[c] = squareSumAcc
 						}
@@ -749,7 +749,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
 								devSumAcc += dev
-								squareSumAcc += dev * dev
+								squareSumAcc += float32(dev * dev)
 								devSumChunk[c] = devSumAcc
 								squareSumChunk[c] = squareSumAcc
 							}
@@ -878,7 +878,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
 							devSumAcc += dev
-							squareSumAcc += dev * dev
+							squareSumAcc += float32(dev * dev)
 							devSumChunk[c] = devSumAcc
 							squareSumChunk[c] = squareSumAcc
 						}
@@ -969,7 +969,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					shiftCol := shiftValsRun[c][0]
 					scaleCol := shiftValsRun[c][1]
 					offsetCol := shiftValsRun[c][2]
-					dstLine[c] = ((xLine[c]-shiftCol)*scaleCol + offsetCol)
+					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
 			lo = hi
@@ -1030,16 +1030,16 @@ func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - shiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - shiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - shiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - shiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -1061,16 +1061,16 @@ func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += float64(dev0)
-		squareSumAcc += float64(dev0 * dev0)
+		squareSumAcc += float64(float32(dev0 * dev0))
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += float64(dev1)
-		squareSumAcc += float64(dev1 * dev1)
+		squareSumAcc += float64(float32(dev1 * dev1))
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += float64(dev2)
-		squareSumAcc += float64(dev2 * dev2)
+		squareSumAcc += float64(float32(dev2 * dev2))
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += float64(dev3)
-		squareSumAcc += float64(dev3 * dev3)
+		squareSumAcc += float64(float32(dev3 * dev3))
 		devSumTotal[c] = devSumAcc
 		squareSumTotal[c] = squareSumAcc
 	}
@@ -1092,16 +1092,16 @@ func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -1123,10 +1123,10 @@ func convnormGoBatchNormTrainColumnsAnyLines5(dstLine0 []float32, xLine0 []float
 		shiftCol := shiftValsRun[c][0]
 		scaleCol := shiftValsRun[c][1]
 		offsetCol := shiftValsRun[c][2]
-		dstLine0[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine1[c] = ((xLine1[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine2[c] = ((xLine2[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine3[c] = ((xLine3[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine3[c] = (float32((xLine3[c]-shiftCol)*scaleCol) + offsetCol)
 	}
 }
 
@@ -1210,8 +1210,8 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 					v0B := dyBlock[j+1]
 					v0C := dyBlock[j+2]
 					v0D := dyBlock[j+3]
-					acc00 += v0A*((xBlock[j]-s0)*s1) + v0C*((xBlock[j+2]-s0)*s1)
-					acc01 += v0B*((xBlock[j+1]-s0)*s1) + v0D*((xBlock[j+3]-s0)*s1)
+					acc00 += float32(v0A*((xBlock[j]-s0)*s1)) + float32(v0C*((xBlock[j+2]-s0)*s1))
+					acc01 += float32(v0B*((xBlock[j+1]-s0)*s1)) + float32(v0D*((xBlock[j+3]-s0)*s1))
 					acc10 += v0A + v0C
 					acc11 += v0B + v0D
 				}
@@ -1221,7 +1221,7 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 			var acc0Tail, acc1Tail float32
 			for i := whole; i < seglen; i++ {
 				v0 := dyRow[i]
-				acc0Tail += v0 * ((xRow[i] - s0) * s1)
+				acc0Tail += float32(v0 * ((xRow[i] - s0) * s1))
 				acc1Tail += v0
 			}
 			acc0 += float64(acc0Tail)
@@ -1263,7 +1263,7 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 			dyRow := dy[base:][:seglen]
 			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dxRow[i] = ((xRow[i]-s0)*s12 + (dyRow[i]*s2 - s9)) * s1
+				dxRow[i] = (float32((xRow[i]-s0)*s12) + (float32(dyRow[i]*s2) - s9)) * s1
 			}
 		}
 	}
@@ -1360,7 +1360,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 						acc0Acc := acc0Chunk[c]
 						acc1Acc := acc1Chunk[c]
 						v0 := dyLine[c]
-						acc0Acc += v0 * ((xLine[c] - s0Col) * s1Col)
+						acc0Acc += float32(v0 * ((xLine[c] - s0Col) * s1Col))
 						acc1Acc += v0
 						acc0Chunk[c] = acc0Acc
 						acc1Chunk[c] = acc1Acc
@@ -1455,7 +1455,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 					s0Col := s0Run[c]
 					s12Col := s9ValsRun[c][1]
 					s1Col := s1Run[c]
-					dxLine[c] = ((xLine[c]-s0Col)*s12Col + (dyLine[c]*s2Col - s9Col)) * s1Col
+					dxLine[c] = (float32((xLine[c]-s0Col)*s12Col) + (float32(dyLine[c]*s2Col) - s9Col)) * s1Col
 				}
 			}
 			lo = hi
@@ -1491,16 +1491,16 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA 
 		acc0Acc := acc0Chunk[c]
 		acc1Acc := acc1Chunk[c]
 		v0A := dyLineA[c]
-		acc0Acc += v0A * ((xLineA[c] - s0Col) * s1Col)
+		acc0Acc += float32(v0A * ((xLineA[c] - s0Col) * s1Col))
 		acc1Acc += v0A
 		v0B := dyLineB[c]
-		acc0Acc += v0B * ((xLineB[c] - s0Col) * s1Col)
+		acc0Acc += float32(v0B * ((xLineB[c] - s0Col) * s1Col))
 		acc1Acc += v0B
 		v0C := dyLineC[c]
-		acc0Acc += v0C * ((xLineC[c] - s0Col) * s1Col)
+		acc0Acc += float32(v0C * ((xLineC[c] - s0Col) * s1Col))
 		acc1Acc += v0C
 		v0D := dyLineD[c]
-		acc0Acc += v0D * ((xLineD[c] - s0Col) * s1Col)
+		acc0Acc += float32(v0D * ((xLineD[c] - s0Col) * s1Col))
 		acc1Acc += v0D
 		acc0Chunk[c] = acc0Acc
 		acc1Chunk[c] = acc1Acc
@@ -1526,8 +1526,8 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0
 		s0Col := s0Run[c]
 		s12Col := s9ValsRun[c][1]
 		s1Col := s1Run[c]
-		dxLine0[c] = ((xLine0[c]-s0Col)*s12Col + (dyLine0[c]*s2Col - s9Col)) * s1Col
-		dxLine1[c] = ((xLine1[c]-s0Col)*s12Col + (dyLine1[c]*s2Col - s9Col)) * s1Col
+		dxLine0[c] = (float32((xLine0[c]-s0Col)*s12Col) + (float32(dyLine0[c]*s2Col) - s9Col)) * s1Col
+		dxLine1[c] = (float32((xLine1[c]-s0Col)*s12Col) + (float32(dyLine1[c]*s2Col) - s9Col)) * s1Col
 	}
 }
 
@@ -1610,8 +1610,8 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 					devD := (xBlock[j+3] - shift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 				devSum += float64(devSum0 + devSum1)
 				squareSum += float64(squareSum0 + squareSum1)
@@ -1620,7 +1620,7 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 			for i := whole; i < seglen; i++ {
 				dev := (xRow[i] - shift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
@@ -1658,7 +1658,7 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 			dstRow := dst[base:][:seglen]
 			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dstRow[i] = (((xRow[i]-shift)-correction)*scale + bias)
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*scale) + bias)
 			}
 		}
 	}
@@ -1805,7 +1805,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
 							devSumAcc += float64(dev)
-							squareSumAcc += float64(dev * dev)
+							squareSumAcc += float64(float32(dev * dev))
 							devSumTotal[c] = devSumAcc
 							squareSumTotal[c] = squareSumAcc
 						}
@@ -1835,7 +1835,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
 								devSumAcc += dev
-								squareSumAcc += dev * dev
+								squareSumAcc += float32(dev * dev)
 								devSumChunk[c] = devSumAcc
 								squareSumChunk[c] = squareSumAcc
 							}
@@ -1961,7 +1961,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 							squareSumAcc := squareSumChunk[c]
 							dev := (xLine[c] - shiftCol)
 							devSumAcc += dev
-							squareSumAcc += dev * dev
+							squareSumAcc += float32(dev * dev)
 							devSumChunk[c] = devSumAcc
 							squareSumChunk[c] = squareSumAcc
 						}
@@ -2049,7 +2049,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					shiftCol := shiftValsRun[c][0]
 					scaleCol := shiftValsRun[c][1]
 					offsetCol := shiftValsRun[c][2]
-					dstLine[c] = ((xLine[c]-shiftCol)*scaleCol + offsetCol)
+					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
 			lo = hi
@@ -2100,16 +2100,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []flo
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - shiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - shiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - shiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - shiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -2131,16 +2131,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []flo
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += float64(dev0)
-		squareSumAcc += float64(dev0 * dev0)
+		squareSumAcc += float64(float32(dev0 * dev0))
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += float64(dev1)
-		squareSumAcc += float64(dev1 * dev1)
+		squareSumAcc += float64(float32(dev1 * dev1))
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += float64(dev2)
-		squareSumAcc += float64(dev2 * dev2)
+		squareSumAcc += float64(float32(dev2 * dev2))
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += float64(dev3)
-		squareSumAcc += float64(dev3 * dev3)
+		squareSumAcc += float64(float32(dev3 * dev3))
 		devSumTotal[c] = devSumAcc
 		squareSumTotal[c] = squareSumAcc
 	}
@@ -2162,16 +2162,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []flo
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
 		devSumAcc += dev0
-		squareSumAcc += dev0 * dev0
+		squareSumAcc += float32(dev0 * dev0)
 		dev1 := (xLine1[c] - blockShiftCol)
 		devSumAcc += dev1
-		squareSumAcc += dev1 * dev1
+		squareSumAcc += float32(dev1 * dev1)
 		dev2 := (xLine2[c] - blockShiftCol)
 		devSumAcc += dev2
-		squareSumAcc += dev2 * dev2
+		squareSumAcc += float32(dev2 * dev2)
 		dev3 := (xLine3[c] - blockShiftCol)
 		devSumAcc += dev3
-		squareSumAcc += dev3 * dev3
+		squareSumAcc += float32(dev3 * dev3)
 		devSumChunk[c] = devSumAcc
 		squareSumChunk[c] = squareSumAcc
 	}
@@ -2193,10 +2193,10 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines5(dstLine0 []float32, xLine0 []f
 		shiftCol := shiftValsRun[c][0]
 		scaleCol := shiftValsRun[c][1]
 		offsetCol := shiftValsRun[c][2]
-		dstLine0[c] = ((xLine0[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine1[c] = ((xLine1[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine2[c] = ((xLine2[c]-shiftCol)*scaleCol + offsetCol)
-		dstLine3[c] = ((xLine3[c]-shiftCol)*scaleCol + offsetCol)
+		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
+		dstLine3[c] = (float32((xLine3[c]-shiftCol)*scaleCol) + offsetCol)
 	}
 }
 
@@ -2260,7 +2260,7 @@ func convnormGoBatchNormInferenceAny(dst, x, gains, biases []float32, rows, segs
 			dstRow := dst[base:][:seglen]
 			xRow := x[base:][:seglen]
 			for i := range seglen {
-				dstRow[i] = (xRow[i]*gain + bias)
+				dstRow[i] = (float32(xRow[i]*gain) + bias)
 			}
 		}
 	}
@@ -2288,7 +2288,7 @@ func convnormGoBatchNormInferenceColumnsAny(dst, x, gains, biases []float32, row
 				for c := range w {
 					gainCol := gainRun[c]
 					biasCol := biasRun[c]
-					dstLine[c] = (xLine[c]*gainCol + biasCol)
+					dstLine[c] = (float32(xLine[c]*gainCol) + biasCol)
 				}
 			}
 		}
@@ -2311,10 +2311,10 @@ func convnormGoBatchNormInferenceColumnsAnyLines1(dstLine0 []float32, xLine0 []f
 	for c := range w {
 		gainCol := gainRun[c]
 		biasCol := biasRun[c]
-		dstLine0[c] = (xLine0[c]*gainCol + biasCol)
-		dstLine1[c] = (xLine1[c]*gainCol + biasCol)
-		dstLine2[c] = (xLine2[c]*gainCol + biasCol)
-		dstLine3[c] = (xLine3[c]*gainCol + biasCol)
+		dstLine0[c] = (float32(xLine0[c]*gainCol) + biasCol)
+		dstLine1[c] = (float32(xLine1[c]*gainCol) + biasCol)
+		dstLine2[c] = (float32(xLine2[c]*gainCol) + biasCol)
+		dstLine3[c] = (float32(xLine3[c]*gainCol) + biasCol)
 	}
 }
 
@@ -2366,8 +2366,8 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 					devD := (xBlock[j+3] - shift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 				devSum += float64(devSum0 + devSum1)
 				squareSum += float64(squareSum0 + squareSum1)
@@ -2376,7 +2376,7 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 			for i := whole; i < seglen; i++ {
 				dev := (xRow[i] - shift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
@@ -2401,7 +2401,7 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 			gammaSeg := gamma[r*segs+k]
 			betaSeg := beta[r*segs+k]
 			for i := range seglen {
-				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gammaSeg + betaSeg)
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gammaSeg) + betaSeg)
 			}
 		}
 		means[r] = mean
@@ -2481,23 +2481,23 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 				var acc00, acc01 float32
 				var acc10, acc11 float32
 				for j := 0; j < 64; j += 4 {
-					v2A := dyBlock[j] * gammaSeg
-					v2B := dyBlock[j+1] * gammaSeg
-					v2C := dyBlock[j+2] * gammaSeg
-					v2D := dyBlock[j+3] * gammaSeg
+					v2A := float32(dyBlock[j] * gammaSeg)
+					v2B := float32(dyBlock[j+1] * gammaSeg)
+					v2C := float32(dyBlock[j+2] * gammaSeg)
+					v2D := float32(dyBlock[j+3] * gammaSeg)
 					acc00 += v2A + v2C
 					acc01 += v2B + v2D
-					acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
-					acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
+					acc10 += float32(v2A*((xBlock[j]-s0)*s1)) + float32(v2C*((xBlock[j+2]-s0)*s1))
+					acc11 += float32(v2B*((xBlock[j+1]-s0)*s1)) + float32(v2D*((xBlock[j+3]-s0)*s1))
 				}
 				acc0 += float64(acc00 + acc01)
 				acc1 += float64(acc10 + acc11)
 			}
 			var acc0Tail, acc1Tail float32
 			for i := whole; i < seglen; i++ {
-				v2 := dyRow[i] * gammaSeg
+				v2 := float32(dyRow[i] * gammaSeg)
 				acc0Tail += v2
-				acc1Tail += v2 * ((xRow[i] - s0) * s1)
+				acc1Tail += float32(v2 * ((xRow[i] - s0) * s1))
 			}
 			acc0 += float64(acc0Tail)
 			acc1 += float64(acc1Tail)
@@ -2527,7 +2527,7 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 			xRow := x[base:][:seglen]
 			gammaSeg := gamma[r*segs+k]
 			for i := range seglen {
-				dxRow[i] = ((xRow[i]-s0)*s9 + (dyRow[i]*gammaSeg - s4)) * s1
+				dxRow[i] = (float32((xRow[i]-s0)*s9) + (float32(dyRow[i]*gammaSeg) - s4)) * s1
 			}
 		}
 	}
@@ -2594,8 +2594,8 @@ func convnormGoGroupNormBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []flo
 					v0B := dyBlock[j+1]
 					v0C := dyBlock[j+2]
 					v0D := dyBlock[j+3]
-					acc00 += v0A*((xBlock[j]-meanSeg)*rstdSeg) + v0C*((xBlock[j+2]-meanSeg)*rstdSeg)
-					acc01 += v0B*((xBlock[j+1]-meanSeg)*rstdSeg) + v0D*((xBlock[j+3]-meanSeg)*rstdSeg)
+					acc00 += float32(v0A*((xBlock[j]-meanSeg)*rstdSeg)) + float32(v0C*((xBlock[j+2]-meanSeg)*rstdSeg))
+					acc01 += float32(v0B*((xBlock[j+1]-meanSeg)*rstdSeg)) + float32(v0D*((xBlock[j+3]-meanSeg)*rstdSeg))
 					acc10 += v0A + v0C
 					acc11 += v0B + v0D
 				}
@@ -2605,7 +2605,7 @@ func convnormGoGroupNormBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd []flo
 			var acc0Tail, acc1Tail float32
 			for i := whole; i < seglen; i++ {
 				v0 := dyRow[i]
-				acc0Tail += v0 * ((xRow[i] - meanSeg) * rstdSeg)
+				acc0Tail += float32(v0 * ((xRow[i] - meanSeg) * rstdSeg))
 				acc1Tail += v0
 			}
 			acc0 += float64(acc0Tail)
@@ -2666,8 +2666,8 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 					devD := (xBlock[j+3] - shift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 				devSum += float64(devSum0 + devSum1)
 				squareSum += float64(squareSum0 + squareSum1)
@@ -2676,7 +2676,7 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 			for i := whole; i < seglen; i++ {
 				dev := (xRow[i] - shift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
@@ -2700,7 +2700,7 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 			gammaSeg := gamma[r*segs+k]
 			betaSeg := beta[r*segs+k]
 			for i := range seglen {
-				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gammaSeg + betaSeg)
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gammaSeg) + betaSeg)
 			}
 		}
 	}

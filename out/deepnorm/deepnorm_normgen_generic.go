@@ -48,8 +48,8 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gammaI + betaI)
+					prevDstRow[i] = (float32(((float32(prevAlpha*prevXRow[i])+prevFRow[i])-prevShift)*prevRstd*gammaI) + betaI)
+					dstRow[i] = (float32(((float32(alpha*xRow[i])+fRow[i])-shift)*rstd*gammaI) + betaI)
 				}
 				waiting = false
 			} else {
@@ -58,7 +58,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = ((((alpha*xRow[i]+fRow[i])-shift)-correction)*rstd*gamma[i] + beta[i])
+				dstRow[i] = (float32((((float32(alpha*xRow[i])+fRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i])
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
+			prevDstRow[i] = (float32(((float32(prevAlpha*prevXRow[i])+prevFRow[i])-prevShift)*prevRstd*gammaI) + betaI)
 		}
 	}
 }
@@ -83,23 +83,23 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 		fBlock := (*[64]float32)(fRow)
 		var pivotSum0, pivotSum1, pivotSum2, pivotSum3 float32
 		for j := 0; j < 64; j += 8 {
-			pivotSum0 += ((alpha*xBlock[j] + fBlock[j]) - pivot) + ((alpha*xBlock[j+4] + fBlock[j+4]) - pivot)
-			pivotSum1 += ((alpha*xBlock[j+1] + fBlock[j+1]) - pivot) + ((alpha*xBlock[j+5] + fBlock[j+5]) - pivot)
-			pivotSum2 += ((alpha*xBlock[j+2] + fBlock[j+2]) - pivot) + ((alpha*xBlock[j+6] + fBlock[j+6]) - pivot)
-			pivotSum3 += ((alpha*xBlock[j+3] + fBlock[j+3]) - pivot) + ((alpha*xBlock[j+7] + fBlock[j+7]) - pivot)
+			pivotSum0 += ((float32(alpha*xBlock[j]) + fBlock[j]) - pivot) + ((float32(alpha*xBlock[j+4]) + fBlock[j+4]) - pivot)
+			pivotSum1 += ((float32(alpha*xBlock[j+1]) + fBlock[j+1]) - pivot) + ((float32(alpha*xBlock[j+5]) + fBlock[j+5]) - pivot)
+			pivotSum2 += ((float32(alpha*xBlock[j+2]) + fBlock[j+2]) - pivot) + ((float32(alpha*xBlock[j+6]) + fBlock[j+6]) - pivot)
+			pivotSum3 += ((float32(alpha*xBlock[j+3]) + fBlock[j+3]) - pivot) + ((float32(alpha*xBlock[j+7]) + fBlock[j+7]) - pivot)
 		}
 		blockShift := pivot + ((pivotSum0+pivotSum1)+(pivotSum2+pivotSum3))/64
 		var devSum0, devSum1 float32
 		var squareSum0, squareSum1 float32
 		for j := 0; j < 64; j += 4 {
-			devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
-			devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
-			devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
-			devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
+			devA := ((float32(alpha*xBlock[j]) + fBlock[j]) - blockShift)
+			devB := ((float32(alpha*xBlock[j+1]) + fBlock[j+1]) - blockShift)
+			devC := ((float32(alpha*xBlock[j+2]) + fBlock[j+2]) - blockShift)
+			devD := ((float32(alpha*xBlock[j+3]) + fBlock[j+3]) - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -115,27 +115,27 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			var squareSum0, squareSum1 float32
 			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
 				for j := 0; j < 64; j += 4 {
-					devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
-					devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
-					devC := ((alpha*xBlock[j+2] + fBlock[j+2]) - blockShift)
-					devD := ((alpha*xBlock[j+3] + fBlock[j+3]) - blockShift)
+					devA := ((float32(alpha*xBlock[j]) + fBlock[j]) - blockShift)
+					devB := ((float32(alpha*xBlock[j+1]) + fBlock[j+1]) - blockShift)
+					devC := ((float32(alpha*xBlock[j+2]) + fBlock[j+2]) - blockShift)
+					devD := ((float32(alpha*xBlock[j+3]) + fBlock[j+3]) - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
 				blockShift = 0
 				for j := 0; j < 64; j += 4 {
-					sA := (alpha*xBlock[j] + fBlock[j])
-					sB := (alpha*xBlock[j+1] + fBlock[j+1])
-					sC := (alpha*xBlock[j+2] + fBlock[j+2])
-					sD := (alpha*xBlock[j+3] + fBlock[j+3])
+					sA := (float32(alpha*xBlock[j]) + fBlock[j])
+					sB := (float32(alpha*xBlock[j+1]) + fBlock[j+1])
+					sC := (float32(alpha*xBlock[j+2]) + fBlock[j+2])
+					sD := (float32(alpha*xBlock[j+3]) + fBlock[j+3])
 					devSum0 += sA + sC
 					devSum1 += sB + sD
-					squareSum0 += sA*sA + sC*sC
-					squareSum1 += sB*sB + sD*sD
+					squareSum0 += float32(sA*sA) + float32(sC*sC)
+					squareSum1 += float32(sB*sB) + float32(sD*sD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -148,9 +148,9 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			blockShift := float32(runMean)
 			var devSumTail, squareSumTail float32
 			for i := whole; i < h; i++ {
-				dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+				dev := ((float32(alpha*xRow[i]) + fRow[i]) - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -161,14 +161,14 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 	} else {
 		var pivotSumTail float32
 		for i := whole; i < h; i++ {
-			pivotSumTail += ((alpha*xRow[i] + fRow[i]) - pivot)
+			pivotSumTail += ((float32(alpha*xRow[i]) + fRow[i]) - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
-			dev := ((alpha*xRow[i] + fRow[i]) - blockShift)
+			dev := ((float32(alpha*xRow[i]) + fRow[i]) - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)

@@ -40,8 +40,8 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
-					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+					prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
+					dstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI) + betaI))
 				}
 				waiting = false
 			} else {
@@ -50,7 +50,7 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+				dstRow[i] = halfnormNarrowBF16((float32(((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i]))
 			}
 		}
 	}
@@ -60,7 +60,7 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+			prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
 		}
 	}
 }
@@ -88,8 +88,8 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 			devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -110,8 +110,8 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 					devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
@@ -123,8 +123,8 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 					xiD := halfnormWidenBF16(xBlock[j+3])
 					devSum0 += xiA + xiC
 					devSum1 += xiB + xiD
-					squareSum0 += xiA*xiA + xiC*xiC
-					squareSum1 += xiB*xiB + xiD*xiD
+					squareSum0 += float32(xiA*xiA) + float32(xiC*xiC)
+					squareSum1 += float32(xiB*xiB) + float32(xiD*xiD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -139,7 +139,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 			for i := whole; i < h; i++ {
 				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -152,12 +152,12 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 		for i := whole; i < h; i++ {
 			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
 			dev := (halfnormWidenBF16(xRow[i]) - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)
@@ -226,17 +226,17 @@ func halfnormGoBF16RMSNormAny(dst, x []uint16, gamma []float32, rows, h int) {
 				xiF := halfnormWidenBF16(xBlock[j+5])
 				xiG := halfnormWidenBF16(xBlock[j+6])
 				xiH := halfnormWidenBF16(xBlock[j+7])
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := halfnormWidenBF16(xRow[i])
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -305,17 +305,17 @@ func halfnormGoBF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows,
 				sF := (halfnormWidenBF16(xBlock[j+5]) + halfnormWidenBF16(fBlock[j+5]))
 				sG := (halfnormWidenBF16(xBlock[j+6]) + halfnormWidenBF16(fBlock[j+6]))
 				sH := (halfnormWidenBF16(xBlock[j+7]) + halfnormWidenBF16(fBlock[j+7]))
-				squareSum0 += sA*sA + sE*sE
-				squareSum1 += sB*sB + sF*sF
-				squareSum2 += sC*sC + sG*sG
-				squareSum3 += sD*sD + sH*sH
+				squareSum0 += float32(sA*sA) + float32(sE*sE)
+				squareSum1 += float32(sB*sB) + float32(sF*sF)
+				squareSum2 += float32(sC*sC) + float32(sG*sG)
+				squareSum3 += float32(sD*sD) + float32(sH*sH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			s := (halfnormWidenBF16(xRow[i]) + halfnormWidenBF16(fRow[i]))
-			squareSumTail += s * s
+			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -390,17 +390,17 @@ func halfnormGoF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, 
 				sF := (halfnormWidenF16(xBlock[j+5]) + halfnormWidenF16(fBlock[j+5]))
 				sG := (halfnormWidenF16(xBlock[j+6]) + halfnormWidenF16(fBlock[j+6]))
 				sH := (halfnormWidenF16(xBlock[j+7]) + halfnormWidenF16(fBlock[j+7]))
-				squareSum0 += sA*sA + sE*sE
-				squareSum1 += sB*sB + sF*sF
-				squareSum2 += sC*sC + sG*sG
-				squareSum3 += sD*sD + sH*sH
+				squareSum0 += float32(sA*sA) + float32(sE*sE)
+				squareSum1 += float32(sB*sB) + float32(sF*sF)
+				squareSum2 += float32(sC*sC) + float32(sG*sG)
+				squareSum3 += float32(sD*sD) + float32(sH*sH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			s := (halfnormWidenF16(xRow[i]) + halfnormWidenF16(fRow[i]))
-			squareSumTail += s * s
+			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -495,8 +495,8 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 					devD := (halfnormWidenBF16(xBlock[j+3]) - shift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 				devSum += float64(devSum0 + devSum1)
 				squareSum += float64(squareSum0 + squareSum1)
@@ -505,7 +505,7 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 			for i := whole; i < seglen; i++ {
 				dev := (halfnormWidenBF16(xRow[i]) - shift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
@@ -530,7 +530,7 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 			gammaSeg := gamma[r*segs+k]
 			betaSeg := beta[r*segs+k]
 			for i := range seglen {
-				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gammaSeg + betaSeg))
+				dstRow[i] = halfnormNarrowBF16((float32(((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gammaSeg) + betaSeg))
 			}
 		}
 		means[r] = mean
@@ -610,23 +610,23 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 				var acc00, acc01 float32
 				var acc10, acc11 float32
 				for j := 0; j < 64; j += 4 {
-					v2A := halfnormWidenBF16(dyBlock[j]) * gammaSeg
-					v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaSeg
-					v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaSeg
-					v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaSeg
+					v2A := float32(halfnormWidenBF16(dyBlock[j]) * gammaSeg)
+					v2B := float32(halfnormWidenBF16(dyBlock[j+1]) * gammaSeg)
+					v2C := float32(halfnormWidenBF16(dyBlock[j+2]) * gammaSeg)
+					v2D := float32(halfnormWidenBF16(dyBlock[j+3]) * gammaSeg)
 					acc00 += v2A + v2C
 					acc01 += v2B + v2D
-					acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
-					acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
+					acc10 += float32(v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1)) + float32(v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1))
+					acc11 += float32(v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1)) + float32(v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1))
 				}
 				acc0 += float64(acc00 + acc01)
 				acc1 += float64(acc10 + acc11)
 			}
 			var acc0Tail, acc1Tail float32
 			for i := whole; i < seglen; i++ {
-				v2 := halfnormWidenBF16(dyRow[i]) * gammaSeg
+				v2 := float32(halfnormWidenBF16(dyRow[i]) * gammaSeg)
 				acc0Tail += v2
-				acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
+				acc1Tail += float32(v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1))
 			}
 			acc0 += float64(acc0Tail)
 			acc1 += float64(acc1Tail)
@@ -656,7 +656,7 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			xRow := x[base:][:seglen]
 			gammaSeg := gamma[r*segs+k]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gammaSeg - s4)) * s1)
+				dxRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-s0)*s9) + (float32(halfnormWidenBF16(dyRow[i])*gammaSeg) - s4)) * s1)
 			}
 		}
 	}
@@ -723,8 +723,8 @@ func halfnormGoBF16GroupNormBackwardParamsAny(dgamma, dbeta []float32, dy, x []u
 					v0B := halfnormWidenBF16(dyBlock[j+1])
 					v0C := halfnormWidenBF16(dyBlock[j+2])
 					v0D := halfnormWidenBF16(dyBlock[j+3])
-					acc00 += v0A*((halfnormWidenBF16(xBlock[j])-meanSeg)*rstdSeg) + v0C*((halfnormWidenBF16(xBlock[j+2])-meanSeg)*rstdSeg)
-					acc01 += v0B*((halfnormWidenBF16(xBlock[j+1])-meanSeg)*rstdSeg) + v0D*((halfnormWidenBF16(xBlock[j+3])-meanSeg)*rstdSeg)
+					acc00 += float32(v0A*((halfnormWidenBF16(xBlock[j])-meanSeg)*rstdSeg)) + float32(v0C*((halfnormWidenBF16(xBlock[j+2])-meanSeg)*rstdSeg))
+					acc01 += float32(v0B*((halfnormWidenBF16(xBlock[j+1])-meanSeg)*rstdSeg)) + float32(v0D*((halfnormWidenBF16(xBlock[j+3])-meanSeg)*rstdSeg))
 					acc10 += v0A + v0C
 					acc11 += v0B + v0D
 				}
@@ -734,7 +734,7 @@ func halfnormGoBF16GroupNormBackwardParamsAny(dgamma, dbeta []float32, dy, x []u
 			var acc0Tail, acc1Tail float32
 			for i := whole; i < seglen; i++ {
 				v0 := halfnormWidenBF16(dyRow[i])
-				acc0Tail += v0 * ((halfnormWidenBF16(xRow[i]) - meanSeg) * rstdSeg)
+				acc0Tail += float32(v0 * ((halfnormWidenBF16(xRow[i]) - meanSeg) * rstdSeg))
 				acc1Tail += v0
 			}
 			acc0 += float64(acc0Tail)
@@ -784,8 +784,8 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
-					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+					prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
+					dstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI) + betaI))
 				}
 				waiting = false
 			} else {
@@ -794,7 +794,7 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = halfnormNarrowBF16((((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i] + beta[i]))
+				dstRow[i] = halfnormNarrowBF16((float32(((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i]))
 			}
 		}
 		means[r] = mean
@@ -806,7 +806,7 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+			prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
 		}
 	}
 }
@@ -834,8 +834,8 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 			devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -856,8 +856,8 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 					devD := (halfnormWidenBF16(xBlock[j+3]) - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
@@ -869,8 +869,8 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 					xiD := halfnormWidenBF16(xBlock[j+3])
 					devSum0 += xiA + xiC
 					devSum1 += xiB + xiD
-					squareSum0 += xiA*xiA + xiC*xiC
-					squareSum1 += xiB*xiB + xiD*xiD
+					squareSum0 += float32(xiA*xiA) + float32(xiC*xiC)
+					squareSum1 += float32(xiB*xiB) + float32(xiD*xiD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -885,7 +885,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 			for i := whole; i < h; i++ {
 				dev := (halfnormWidenBF16(xRow[i]) - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -898,12 +898,12 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 		for i := whole; i < h; i++ {
 			pivotSumTail += (halfnormWidenBF16(xRow[i]) - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
 			dev := (halfnormWidenBF16(xRow[i]) - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)
@@ -982,23 +982,23 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x []uint16, mean, rs
 		var acc00, acc01 float32
 		var acc10, acc11 float32
 		for j := 0; j < 64; j += 4 {
-			v2A := halfnormWidenBF16(dyBlock[j]) * gammaBlock[j]
-			v2B := halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1]
-			v2C := halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2]
-			v2D := halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3]
+			v2A := float32(halfnormWidenBF16(dyBlock[j]) * gammaBlock[j])
+			v2B := float32(halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1])
+			v2C := float32(halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2])
+			v2D := float32(halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3])
 			acc00 += v2A + v2C
 			acc01 += v2B + v2D
-			acc10 += v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1) + v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1)
-			acc11 += v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1) + v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1)
+			acc10 += float32(v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1)) + float32(v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1))
+			acc11 += float32(v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1)) + float32(v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1))
 		}
 		acc0 += float64(acc00 + acc01)
 		acc1 += float64(acc10 + acc11)
 	}
 	var acc0Tail, acc1Tail float32
 	for i := whole; i < h; i++ {
-		v2 := halfnormWidenBF16(dyRow[i]) * gamma[i]
+		v2 := float32(halfnormWidenBF16(dyRow[i]) * gamma[i])
 		acc0Tail += v2
-		acc1Tail += v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1)
+		acc1Tail += float32(v2 * ((halfnormWidenBF16(xRow[i]) - s0) * s1))
 	}
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
@@ -1018,7 +1018,7 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x []uint16, mean, rs
 		return false
 	}
 	for i := range h {
-		dxRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-s0)*s9 + (halfnormWidenBF16(dyRow[i])*gamma[i] - s4)) * s1)
+		dxRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-s0)*s9) + (float32(halfnormWidenBF16(dyRow[i])*gamma[i]) - s4)) * s1)
 	}
 	return true
 }

@@ -40,8 +40,8 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+					prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+					dstRow[i] = (float32((xRow[i]-shift)*rstd*gammaI) + betaI)
 				}
 				waiting = false
 			} else {
@@ -50,7 +50,7 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
 			}
 		}
 	}
@@ -60,7 +60,7 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
 		}
 	}
 }
@@ -88,8 +88,8 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 			devD := (xBlock[j+3] - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -110,8 +110,8 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 					devD := (xBlock[j+3] - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
@@ -123,8 +123,8 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 					xiD := xBlock[j+3]
 					devSum0 += xiA + xiC
 					devSum1 += xiB + xiD
-					squareSum0 += xiA*xiA + xiC*xiC
-					squareSum1 += xiB*xiB + xiD*xiD
+					squareSum0 += float32(xiA*xiA) + float32(xiC*xiC)
+					squareSum1 += float32(xiB*xiB) + float32(xiD*xiD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -139,7 +139,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 			for i := whole; i < h; i++ {
 				dev := (xRow[i] - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -152,12 +152,12 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 		for i := whole; i < h; i++ {
 			pivotSumTail += (xRow[i] - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
 			dev := (xRow[i] - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)
@@ -241,8 +241,8 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((sumRow[i]-shift)*rstd*gammaI + betaI)
+					prevDstRow[i] = (float32((prevSumRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+					dstRow[i] = (float32((sumRow[i]-shift)*rstd*gammaI) + betaI)
 				}
 				waiting = false
 			} else {
@@ -251,7 +251,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = (((sumRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+				dstRow[i] = (float32(((sumRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
 			}
 		}
 	}
@@ -261,7 +261,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			prevDstRow[i] = (float32((prevSumRow[i]-prevShift)*prevRstd*gammaI) + betaI)
 		}
 	}
 }
@@ -307,8 +307,8 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			devD := (sumBlock[j+3] - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -339,8 +339,8 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 					devD := (sD - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
@@ -356,8 +356,8 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 					sumBlock[j+3] = sD
 					devSum0 += sA + sC
 					devSum1 += sB + sD
-					squareSum0 += sA*sA + sC*sC
-					squareSum1 += sB*sB + sD*sD
+					squareSum0 += float32(sA*sA) + float32(sC*sC)
+					squareSum1 += float32(sB*sB) + float32(sD*sD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -374,7 +374,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 				sumRow[i] = s
 				dev := (s - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -389,12 +389,12 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			sumRow[i] = s
 			pivotSumTail += (s - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
 			dev := (sumRow[i] - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)
@@ -516,8 +516,8 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 				for i := range h {
 					gammaI := gamma[i]
 					betaI := beta[i]
-					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+					prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+					dstRow[i] = (float32((xRow[i]-shift)*rstd*gammaI) + betaI)
 				}
 				waiting = false
 			} else {
@@ -526,7 +526,7 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 			}
 		} else {
 			for i := range h {
-				dstRow[i] = (((xRow[i]-shift)-correction)*rstd*gamma[i] + beta[i])
+				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
 			}
 		}
 		means[r] = mean
@@ -538,7 +538,7 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
 		}
 	}
 }
@@ -566,8 +566,8 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 			devD := (xBlock[j+3] - blockShift)
 			devSum0 += devA + devC
 			devSum1 += devB + devD
-			squareSum0 += devA*devA + devC*devC
-			squareSum1 += devB*devB + devD*devD
+			squareSum0 += float32(devA*devA) + float32(devC*devC)
+			squareSum1 += float32(devB*devB) + float32(devD*devD)
 		}
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
@@ -588,8 +588,8 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 					devD := (xBlock[j+3] - blockShift)
 					devSum0 += devA + devC
 					devSum1 += devB + devD
-					squareSum0 += devA*devA + devC*devC
-					squareSum1 += devB*devB + devD*devD
+					squareSum0 += float32(devA*devA) + float32(devC*devC)
+					squareSum1 += float32(devB*devB) + float32(devD*devD)
 				}
 			} else {
 				spent += cost
@@ -601,8 +601,8 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 					xiD := xBlock[j+3]
 					devSum0 += xiA + xiC
 					devSum1 += xiB + xiD
-					squareSum0 += xiA*xiA + xiC*xiC
-					squareSum1 += xiB*xiB + xiD*xiD
+					squareSum0 += float32(xiA*xiA) + float32(xiC*xiC)
+					squareSum1 += float32(xiB*xiB) + float32(xiD*xiD)
 				}
 			}
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
@@ -617,7 +617,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 			for i := whole; i < h; i++ {
 				dev := (xRow[i] - blockShift)
 				devSumTail += dev
-				squareSumTail += dev * dev
+				squareSumTail += float32(dev * dev)
 			}
 			blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
@@ -630,12 +630,12 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 		for i := whole; i < h; i++ {
 			pivotSumTail += (xRow[i] - pivot)
 		}
-		blockShift := pivot + pivotSumTail*invN
+		blockShift := pivot + float32(pivotSumTail*invN)
 		var devSumTail, squareSumTail float32
 		for i := whole; i < h; i++ {
 			dev := (xRow[i] - blockShift)
 			devSumTail += dev
-			squareSumTail += dev * dev
+			squareSumTail += float32(dev * dev)
 		}
 		blockDev, blockSq := float64(devSumTail), float64(squareSumTail)
 		runMean = float64(blockShift) + blockDev/float64(h)
@@ -714,23 +714,23 @@ func layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma []
 		var acc00, acc01 float32
 		var acc10, acc11 float32
 		for j := 0; j < 64; j += 4 {
-			v2A := dyBlock[j] * gammaBlock[j]
-			v2B := dyBlock[j+1] * gammaBlock[j+1]
-			v2C := dyBlock[j+2] * gammaBlock[j+2]
-			v2D := dyBlock[j+3] * gammaBlock[j+3]
+			v2A := float32(dyBlock[j] * gammaBlock[j])
+			v2B := float32(dyBlock[j+1] * gammaBlock[j+1])
+			v2C := float32(dyBlock[j+2] * gammaBlock[j+2])
+			v2D := float32(dyBlock[j+3] * gammaBlock[j+3])
 			acc00 += v2A + v2C
 			acc01 += v2B + v2D
-			acc10 += v2A*((xBlock[j]-s0)*s1) + v2C*((xBlock[j+2]-s0)*s1)
-			acc11 += v2B*((xBlock[j+1]-s0)*s1) + v2D*((xBlock[j+3]-s0)*s1)
+			acc10 += float32(v2A*((xBlock[j]-s0)*s1)) + float32(v2C*((xBlock[j+2]-s0)*s1))
+			acc11 += float32(v2B*((xBlock[j+1]-s0)*s1)) + float32(v2D*((xBlock[j+3]-s0)*s1))
 		}
 		acc0 += float64(acc00 + acc01)
 		acc1 += float64(acc10 + acc11)
 	}
 	var acc0Tail, acc1Tail float32
 	for i := whole; i < h; i++ {
-		v2 := dyRow[i] * gamma[i]
+		v2 := float32(dyRow[i] * gamma[i])
 		acc0Tail += v2
-		acc1Tail += v2 * ((xRow[i] - s0) * s1)
+		acc1Tail += float32(v2 * ((xRow[i] - s0) * s1))
 	}
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
@@ -750,7 +750,7 @@ func layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma []
 		return false
 	}
 	for i := range h {
-		dxRow[i] = ((xRow[i]-s0)*s9 + (dyRow[i]*gamma[i] - s4)) * s1
+		dxRow[i] = (float32((xRow[i]-s0)*s9) + (float32(dyRow[i]*gamma[i]) - s4)) * s1
 	}
 	return true
 }
@@ -826,7 +826,7 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 						acc0Acc := acc0Chunk[c]
 						acc1Acc := acc1Chunk[c]
 						v0 := dyLine[c]
-						acc0Acc += v0 * ((xLine[c] - meanLine) * rstdLine)
+						acc0Acc += float32(v0 * ((xLine[c] - meanLine) * rstdLine))
 						acc1Acc += v0
 						acc0Chunk[c] = acc0Acc
 						acc1Chunk[c] = acc1Acc
@@ -874,16 +874,16 @@ func layernormGoLayerNormStatsBackwardParamsAnyLines1(dyLineA []float32, xLineA 
 		acc0Acc := acc0Chunk[c]
 		acc1Acc := acc1Chunk[c]
 		v0A := dyLineA[c]
-		acc0Acc += v0A * ((xLineA[c] - meanLineA) * rstdLineA)
+		acc0Acc += float32(v0A * ((xLineA[c] - meanLineA) * rstdLineA))
 		acc1Acc += v0A
 		v0B := dyLineB[c]
-		acc0Acc += v0B * ((xLineB[c] - meanLineB) * rstdLineB)
+		acc0Acc += float32(v0B * ((xLineB[c] - meanLineB) * rstdLineB))
 		acc1Acc += v0B
 		v0C := dyLineC[c]
-		acc0Acc += v0C * ((xLineC[c] - meanLineC) * rstdLineC)
+		acc0Acc += float32(v0C * ((xLineC[c] - meanLineC) * rstdLineC))
 		acc1Acc += v0C
 		v0D := dyLineD[c]
-		acc0Acc += v0D * ((xLineD[c] - meanLineD) * rstdLineD)
+		acc0Acc += float32(v0D * ((xLineD[c] - meanLineD) * rstdLineD))
 		acc1Acc += v0D
 		acc0Chunk[c] = acc0Acc
 		acc1Chunk[c] = acc1Acc

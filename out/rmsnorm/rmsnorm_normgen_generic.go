@@ -29,17 +29,17 @@ func rmsnormGoRMSNormAny(dst, x, gamma []float32, rows, h int) {
 				xiF := xBlock[j+5]
 				xiG := xBlock[j+6]
 				xiH := xBlock[j+7]
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := xRow[i]
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -105,17 +105,17 @@ func rmsnormGoGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 				xiF := xBlock[j+5]
 				xiG := xBlock[j+6]
 				xiH := xBlock[j+7]
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := xRow[i]
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -195,10 +195,10 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 				sumBlock[j+6] = sG
 				sH := (xBlock[j+7] + fBlock[j+7])
 				sumBlock[j+7] = sH
-				squareSum0 += sA*sA + sE*sE
-				squareSum1 += sB*sB + sF*sF
-				squareSum2 += sC*sC + sG*sG
-				squareSum3 += sD*sD + sH*sH
+				squareSum0 += float32(sA*sA) + float32(sE*sE)
+				squareSum1 += float32(sB*sB) + float32(sF*sF)
+				squareSum2 += float32(sC*sC) + float32(sG*sG)
+				squareSum3 += float32(sD*sD) + float32(sH*sH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
@@ -206,7 +206,7 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 		for i := whole; i < h; i++ {
 			s := (xRow[i] + fRow[i])
 			sumRow[i] = s
-			squareSumTail += s * s
+			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -299,17 +299,17 @@ func rmsnormGoRMSNormStatsAny(dst, rstds, x, gamma []float32, rows, h int) {
 				xiF := xBlock[j+5]
 				xiG := xBlock[j+6]
 				xiH := xBlock[j+7]
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := xRow[i]
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -381,16 +381,16 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma []float32, r
 		gammaBlock := (*[64]float32)(gamma[i:])
 		var acc00, acc01, acc02, acc03 float32
 		for j := 0; j < 64; j += 8 {
-			acc00 += dyBlock[j]*(xBlock[j]*s0)*gammaBlock[j] + dyBlock[j+4]*(xBlock[j+4]*s0)*gammaBlock[j+4]
-			acc01 += dyBlock[j+1]*(xBlock[j+1]*s0)*gammaBlock[j+1] + dyBlock[j+5]*(xBlock[j+5]*s0)*gammaBlock[j+5]
-			acc02 += dyBlock[j+2]*(xBlock[j+2]*s0)*gammaBlock[j+2] + dyBlock[j+6]*(xBlock[j+6]*s0)*gammaBlock[j+6]
-			acc03 += dyBlock[j+3]*(xBlock[j+3]*s0)*gammaBlock[j+3] + dyBlock[j+7]*(xBlock[j+7]*s0)*gammaBlock[j+7]
+			acc00 += float32(dyBlock[j]*(xBlock[j]*s0)*gammaBlock[j]) + float32(dyBlock[j+4]*(xBlock[j+4]*s0)*gammaBlock[j+4])
+			acc01 += float32(dyBlock[j+1]*(xBlock[j+1]*s0)*gammaBlock[j+1]) + float32(dyBlock[j+5]*(xBlock[j+5]*s0)*gammaBlock[j+5])
+			acc02 += float32(dyBlock[j+2]*(xBlock[j+2]*s0)*gammaBlock[j+2]) + float32(dyBlock[j+6]*(xBlock[j+6]*s0)*gammaBlock[j+6])
+			acc03 += float32(dyBlock[j+3]*(xBlock[j+3]*s0)*gammaBlock[j+3]) + float32(dyBlock[j+7]*(xBlock[j+7]*s0)*gammaBlock[j+7])
 		}
 		acc0 += float64((acc00 + acc01) + (acc02 + acc03))
 	}
 	var acc0Tail float32
 	for i := whole; i < h; i++ {
-		acc0Tail += dyRow[i] * (xRow[i] * s0) * gamma[i]
+		acc0Tail += float32(dyRow[i] * (xRow[i] * s0) * gamma[i])
 	}
 	acc0 += float64(acc0Tail)
 	s1 := float32(acc0)
@@ -404,7 +404,7 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma []float32, r
 		return false
 	}
 	for i := range h {
-		dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
+		dxRow[i] = (float32(xRow[i]*s6) + float32(dyRow[i]*gamma[i])) * s0
 	}
 	return true
 }
@@ -465,7 +465,7 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 					rstdLine := rstd[i]
 					for c := range w {
 						acc0Acc := acc0Chunk[c]
-						acc0Acc += dyLine[c] * (xLine[c] * rstdLine)
+						acc0Acc += float32(dyLine[c] * (xLine[c] * rstdLine))
 						acc0Chunk[c] = acc0Acc
 					}
 				}
@@ -503,10 +503,10 @@ func rmsnormGoRMSNormStatsBackwardParamsAnyLines1(dyLine0 []float32, xLine0 []fl
 	acc0Chunk = acc0Chunk[:w]
 	for c := range w {
 		acc0Acc := acc0Chunk[c]
-		acc0Acc += dyLine0[c] * (xLine0[c] * rstdLine0)
-		acc0Acc += dyLine1[c] * (xLine1[c] * rstdLine1)
-		acc0Acc += dyLine2[c] * (xLine2[c] * rstdLine2)
-		acc0Acc += dyLine3[c] * (xLine3[c] * rstdLine3)
+		acc0Acc += float32(dyLine0[c] * (xLine0[c] * rstdLine0))
+		acc0Acc += float32(dyLine1[c] * (xLine1[c] * rstdLine1))
+		acc0Acc += float32(dyLine2[c] * (xLine2[c] * rstdLine2))
+		acc0Acc += float32(dyLine3[c] * (xLine3[c] * rstdLine3))
 		acc0Chunk[c] = acc0Acc
 	}
 }
@@ -536,17 +536,17 @@ func rmsnormGoRMSNormEpsAny(dst, x, gamma []float32, rows, h int, eps float32) {
 				xiF := xBlock[j+5]
 				xiG := xBlock[j+6]
 				xiH := xBlock[j+7]
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := xRow[i]
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		meanSquare := float32(squareSum) * invN
@@ -618,34 +618,34 @@ func rmsnormGoRMSNormStatsBackwardRowsAnySumsRow(dgamma, dx, dy, x, rstd, gamma 
 		dgammaBlock := (*[64]float32)(dgamma[i:])
 		var acc00, acc01, acc02, acc03 float32
 		for j := 0; j < 64; j += 8 {
-			v4A := dyBlock[j] * (xBlock[j] * s0)
+			v4A := float32(dyBlock[j] * (xBlock[j] * s0))
 			dgammaBlock[j] += v4A
-			v4B := dyBlock[j+1] * (xBlock[j+1] * s0)
+			v4B := float32(dyBlock[j+1] * (xBlock[j+1] * s0))
 			dgammaBlock[j+1] += v4B
-			v4C := dyBlock[j+2] * (xBlock[j+2] * s0)
+			v4C := float32(dyBlock[j+2] * (xBlock[j+2] * s0))
 			dgammaBlock[j+2] += v4C
-			v4D := dyBlock[j+3] * (xBlock[j+3] * s0)
+			v4D := float32(dyBlock[j+3] * (xBlock[j+3] * s0))
 			dgammaBlock[j+3] += v4D
-			v4E := dyBlock[j+4] * (xBlock[j+4] * s0)
+			v4E := float32(dyBlock[j+4] * (xBlock[j+4] * s0))
 			dgammaBlock[j+4] += v4E
-			v4F := dyBlock[j+5] * (xBlock[j+5] * s0)
+			v4F := float32(dyBlock[j+5] * (xBlock[j+5] * s0))
 			dgammaBlock[j+5] += v4F
-			v4G := dyBlock[j+6] * (xBlock[j+6] * s0)
+			v4G := float32(dyBlock[j+6] * (xBlock[j+6] * s0))
 			dgammaBlock[j+6] += v4G
-			v4H := dyBlock[j+7] * (xBlock[j+7] * s0)
+			v4H := float32(dyBlock[j+7] * (xBlock[j+7] * s0))
 			dgammaBlock[j+7] += v4H
-			acc00 += v4A*gammaBlock[j] + v4E*gammaBlock[j+4]
-			acc01 += v4B*gammaBlock[j+1] + v4F*gammaBlock[j+5]
-			acc02 += v4C*gammaBlock[j+2] + v4G*gammaBlock[j+6]
-			acc03 += v4D*gammaBlock[j+3] + v4H*gammaBlock[j+7]
+			acc00 += float32(v4A*gammaBlock[j]) + float32(v4E*gammaBlock[j+4])
+			acc01 += float32(v4B*gammaBlock[j+1]) + float32(v4F*gammaBlock[j+5])
+			acc02 += float32(v4C*gammaBlock[j+2]) + float32(v4G*gammaBlock[j+6])
+			acc03 += float32(v4D*gammaBlock[j+3]) + float32(v4H*gammaBlock[j+7])
 		}
 		acc0 += float64((acc00 + acc01) + (acc02 + acc03))
 	}
 	var acc0Tail float32
 	for i := whole; i < h; i++ {
-		v4 := dyRow[i] * (xRow[i] * s0)
+		v4 := float32(dyRow[i] * (xRow[i] * s0))
 		dgamma[i] += v4
-		acc0Tail += v4 * gamma[i]
+		acc0Tail += float32(v4 * gamma[i])
 	}
 	acc0 += float64(acc0Tail)
 	s1 := float32(acc0)
@@ -659,7 +659,7 @@ func rmsnormGoRMSNormStatsBackwardRowsAnySumsRow(dgamma, dx, dy, x, rstd, gamma 
 		return false
 	}
 	for i := range h {
-		dxRow[i] = (xRow[i]*s6 + dyRow[i]*gamma[i]) * s0
+		dxRow[i] = (float32(xRow[i]*s6) + float32(dyRow[i]*gamma[i])) * s0
 	}
 	return true
 }

@@ -26,17 +26,17 @@ func weightnormGoWeightNormAny(dst, x, gains []float32, rows, h int) {
 				xiF := xBlock[j+5]
 				xiG := xBlock[j+6]
 				xiH := xBlock[j+7]
-				squareSum0 += xiA*xiA + xiE*xiE
-				squareSum1 += xiB*xiB + xiF*xiF
-				squareSum2 += xiC*xiC + xiG*xiG
-				squareSum3 += xiD*xiD + xiH*xiH
+				squareSum0 += float32(xiA*xiA) + float32(xiE*xiE)
+				squareSum1 += float32(xiB*xiB) + float32(xiF*xiF)
+				squareSum2 += float32(xiC*xiC) + float32(xiG*xiG)
+				squareSum3 += float32(xiD*xiD) + float32(xiH*xiH)
 			}
 			squareSum += float64((squareSum0 + squareSum1) + (squareSum2 + squareSum3))
 		}
 		var squareSumTail float32
 		for i := whole; i < h; i++ {
 			xi := xRow[i]
-			squareSumTail += xi * xi
+			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
 		eps := float32(0)
