@@ -248,6 +248,7 @@ func rowNormForm(k spec.Kernel, layout ir.Layout, fm form) (*ir.Kernel, error) {
 		return b.Name(b.Mul(sum, invLen), name)
 	}
 	var factor ir.S = -1 // what each deviation is multiplied by
+	var running func() // the running statistics' update, once the guards are past
 	if normalize {
 		var biased ir.S = -1 // the statistic: named stat
 		stat := "variance"
@@ -302,7 +303,9 @@ func rowNormForm(k spec.Kernel, layout ir.Layout, fm form) (*ir.Kernel, error) {
 			defer b.StoreRow(meanOut, mean)
 		}
 		if r := k.Running; r != nil {
-			updateRunning(b, r, runMean, runVar, mean, biased, invLen)
+			// After the scale's guard below: a rejected row's float64
+			// path updates them itself.
+			running = func() { updateRunning(b, r, runMean, runVar, mean, biased, invLen) }
 		}
 	}
 	var offset ir.S = -1
@@ -319,12 +322,18 @@ func rowNormForm(k spec.Kernel, layout ir.Layout, fm form) (*ir.Kernel, error) {
 			}
 			if factor >= 0 {
 				gain = b.Name(b.Mul(factor, gain), "scale")
+				// rstd*gain beyond float32's range (a huge gain over a
+				// narrow row) would give Inf or NaN where y is finite.
+				b.Guard(gain, -math.MaxFloat32, math.MaxFloat32)
 			}
 			factor = gain
 		}
 		if k.Shift {
 			rowShift = b.Name(b.LoadRow(beta), "bias")
 		}
+	}
+	if running != nil {
+		running()
 	}
 	b.Loop(func(l *ir.LoopBuilder) {
 		s := sumOf(l)
