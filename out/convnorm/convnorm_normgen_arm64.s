@@ -2136,21 +2136,23 @@ TEXT ·convnormNeonBatchNormTrainAny(SB), NOSPLIT, $0-112
 	FMOVS	R11, F25
 	MOVW	$0x7f7fffff, R11
 	FMOVS	R11, F24
+	MOVW	$0xff7fffff, R11
+	FMOVS	R11, F23
 row:
 	// pivot = the row's first x
-	FMOVS	(R3), F23
+	FMOVS	(R3), F22
 	// pass 1 over the row, segment by segment: pivotSum += x - pivot
-	VDUP	V23.S[0], V23.S4
+	VDUP	V22.S[0], V22.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R3, R11
-	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R13
 	MOVD	$64, R15
-	FMOVS	ZR, F22
+	FMOVS	ZR, F21
 	MOVD	segs+72(FP), R16
 pass1seg:
 	LSR	$4, R9, R14
@@ -2160,10 +2162,10 @@ pass1chunk:
 	MOVD	R15, R12
 pass1iter:
 	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
-	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
-	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
-	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
+	WORD	$0x4eb6d484 // fsub v4.4s, v4.4s, v22.4s
+	WORD	$0x4eb6d4a5 // fsub v5.4s, v5.4s, v22.4s
+	WORD	$0x4eb6d4c6 // fsub v6.4s, v6.4s, v22.4s
+	WORD	$0x4eb6d4e7 // fsub v7.4s, v7.4s, v22.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -2175,9 +2177,9 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2186,8 +2188,8 @@ pass1iter:
 	SUBS	$1, R13, R13
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e34d673 // fadd v19.4s, v19.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R13
 	B	pass1chunk
 pass1short:
@@ -2200,9 +2202,9 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2211,8 +2213,8 @@ pass1chunked:
 	SUBS	$1, R13, R13
 	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e34d673 // fadd v19.4s, v19.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R13
 pass1tailFolded:
 	SUB	$3, R15, R15
@@ -2220,23 +2222,23 @@ pass1room:
 	AND	$8, R9, R12
 	CBZ	R12, pass1vec2Done
 	VLD1.P	32(R11), [V4.S4, V5.S4]
-	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
-	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb6d484 // fsub v4.4s, v4.4s, v22.4s
+	WORD	$0x4eb6d4a5 // fsub v5.4s, v5.4s, v22.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
 	AND	$4, R9, R12
 	CBZ	R12, pass1vec1Done
 	VLD1.P	16(R11), [V6.S4]
-	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb6d4c6 // fsub v6.4s, v6.4s, v22.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
 	AND	$3, R9, R12
 	CBZ	R12, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R11), F4
-	FSUBS	F23, F4, F4
-	FADDS	F4, F22, F22
+	FSUBS	F22, F4, F4
+	FADDS	F4, F21, F21
 	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
@@ -2246,18 +2248,18 @@ pass1tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e35d695 // fadd v21.4s, v20.4s, v21.4s
-	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
+	WORD	$0x4e34d674 // fadd v20.4s, v19.4s, v20.4s
+	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FADDS	F22, F0, F0
+	FADDS	F21, F0, F0
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F22
+	FMULS	F31, F0, F21
 	// shift = pivot + pivotMean
-	FADDS	F22, F23, F23
+	FADDS	F21, F22, F22
 	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V23.S[0], V23.S4
+	VDUP	V22.S[0], V22.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2267,14 +2269,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R3, R11
-	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
 	VEOR	V17.B16, V17.B16, V17.B16
+	VEOR	V16.B16, V16.B16, V16.B16
 	MOVD	$64, R13
 	MOVD	$64, R15
-	FMOVS	ZR, F22
 	FMOVS	ZR, F21
+	FMOVS	ZR, F20
 	MOVD	segs+72(FP), R16
 pass2seg:
 	LSR	$4, R9, R14
@@ -2284,10 +2286,10 @@ pass2chunk:
 	MOVD	R15, R12
 pass2iter:
 	VLD1.P	64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
-	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
-	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
-	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
+	WORD	$0x4eb6d508 // fsub v8.4s, v8.4s, v22.4s
+	WORD	$0x4eb6d529 // fsub v9.4s, v9.4s, v22.4s
+	WORD	$0x4eb6d54a // fsub v10.4s, v10.4s, v22.4s
+	WORD	$0x4eb6d56b // fsub v11.4s, v11.4s, v22.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -2303,9 +2305,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2313,9 +2315,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2324,10 +2326,10 @@ pass2iter:
 	SUBS	$1, R13, R13
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 	B	pass2chunk
 pass2short:
@@ -2340,9 +2342,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e20d673 // fadd v19.4s, v19.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2350,9 +2352,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
-	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
+	WORD	$0x4e34d484 // fadd v4.4s, v4.4s, v20.4s
+	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e24d652 // fadd v18.4s, v18.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2361,10 +2363,10 @@ pass2chunked:
 	SUBS	$1, R13, R13
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
-	VEOR	V20.B16, V20.B16, V20.B16
 	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
 	VEOR	V19.B16, V19.B16, V19.B16
+	WORD	$0x4e32d610 // fadd v16.4s, v16.4s, v18.4s
+	VEOR	V18.B16, V18.B16, V18.B16
 	MOVD	$64, R13
 pass2tailFolded:
 	SUB	$3, R15, R15
@@ -2372,8 +2374,8 @@ pass2room:
 	AND	$8, R9, R12
 	CBZ	R12, pass2vec2Done
 	VLD1.P	32(R11), [V8.S4, V9.S4]
-	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
-	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb6d508 // fsub v8.4s, v8.4s, v22.4s
+	WORD	$0x4eb6d529 // fsub v9.4s, v9.4s, v22.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -2382,7 +2384,7 @@ pass2vec2Done:
 	AND	$4, R9, R12
 	CBZ	R12, pass2vec1Done
 	VLD1.P	16(R11), [V10.S4]
-	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb6d54a // fsub v10.4s, v10.4s, v22.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -2390,9 +2392,9 @@ pass2vec1Done:
 	CBZ	R12, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R11), F8
-	FSUBS	F23, F8, F8
-	FADDS	F8, F22, F22
-	FMADDS	F8, F21, F8, F21
+	FSUBS	F22, F8, F8
+	FADDS	F8, F21, F21
+	FMADDS	F8, F20, F8, F20
 	SUBS	$1, R12, R12
 	BNE	pass2tail
 pass2tailDone:
@@ -2402,74 +2404,79 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
-	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e20d660 // fadd v0.4s, v19.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
-	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
+	WORD	$0x4e32d612 // fadd v18.4s, v16.4s, v18.4s
+	WORD	$0x4e24d644 // fadd v4.4s, v18.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F22, F0, F0
-	FADDS	F21, F4, F4
+	FADDS	F21, F0, F0
+	FADDS	F20, F4, F4
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F22
+	FMULS	F31, F0, F21
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F21
+	FMULS	F31, F4, F20
 	// correctionSq = correction * correction
-	FMULS	F22, F22, F20
+	FMULS	F21, F21, F19
 	// variance = meanSquare - correctionSq
-	FSUBS	F20, F21, F21
+	FSUBS	F19, F20, F20
 	// varianceEps = variance + eps
-	FADDS	F30, F21, F20
+	FADDS	F30, F20, F19
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F25, F20
+	FCMPS	F25, F19
 	BLT	done
-	FCMPS	F24, F20
+	FCMPS	F24, F19
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F20, F20
+	FSQRTS	F19, F19
 	// rstd = 1 / std
-	FDIVS	F20, F29, F20
+	FDIVS	F19, F29, F19
 	// mean = shift + correction
-	FADDS	F22, F23, F19
-	// unbiasedVariance = variance / unbias
-	FDIVS	F26, F21, F21
-	// oldMean = runMean[row]
-	FMOVS	(R6), F18
-	// keptMean = keep * oldMean
-	FMULS	F18, F28, F18
-	// takenMean = take * mean
-	FMULS	F19, F27, F17
-	// newMean = keptMean + takenMean
-	FADDS	F17, F18, F18
-	// runMean[row] = newMean
-	FMOVS	F18, (R6)
-	// oldVar = runVar[row]
-	FMOVS	(R7), F18
-	// keptVar = keep * oldVar
-	FMULS	F18, F28, F18
-	// takenVar = take * unbiasedVariance
-	FMULS	F21, F27, F21
-	// newVar = keptVar + takenVar
-	FADDS	F21, F18, F21
-	// runVar[row] = newVar
-	FMOVS	F21, (R7)
+	FADDS	F21, F22, F18
 	// gain = gain[row]
-	FMOVS	(R4), F21
+	FMOVS	(R4), F17
 	// scale = rstd * gain
-	FMULS	F21, F20, F21
+	FMULS	F17, F19, F17
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F23, F17
+	BLT	done
+	FCMPS	F24, F17
+	BHI	done
 	// bias = bias[row]
-	FMOVS	(R5), F18
+	FMOVS	(R5), F16
+	// unbiasedVariance = variance / unbias
+	FDIVS	F26, F20, F20
+	// oldMean = runMean[row]
+	FMOVS	(R6), F15
+	// keptMean = keep * oldMean
+	FMULS	F15, F28, F15
+	// takenMean = take * mean
+	FMULS	F18, F27, F14
+	// newMean = keptMean + takenMean
+	FADDS	F14, F15, F15
+	// runMean[row] = newMean
+	FMOVS	F15, (R6)
+	// oldVar = runVar[row]
+	FMOVS	(R7), F15
+	// keptVar = keep * oldVar
+	FMULS	F15, F28, F15
+	// takenVar = take * unbiasedVariance
+	FMULS	F20, F27, F20
+	// newVar = keptVar + takenVar
+	FADDS	F20, F15, F20
+	// runVar[row] = newVar
+	FMOVS	F20, (R7)
 	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
-	VDUP	V22.S[0], V22.S4
 	VDUP	V21.S[0], V21.S4
-	VDUP	V18.S[0], V18.S4
+	VDUP	V17.S[0], V17.S4
+	VDUP	V16.S[0], V16.S4
 	MOVD	R0, R11
 	MOVD	R3, R12
 	MOVD	segs+72(FP), R14
@@ -2478,22 +2485,22 @@ pass3seg:
 	CBZ	R13, pass3mainDone
 pass3main:
 	VLD1.P	64(R12), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
 	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
 	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
 	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
 	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
-	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
-	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
-	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
-	WORD	$0x6e35dc63 // fmul v3.4s, v3.4s, v21.4s
-	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
-	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
-	WORD	$0x4e32d463 // fadd v3.4s, v3.4s, v18.4s
+	WORD	$0x4eb5d400 // fsub v0.4s, v0.4s, v21.4s
+	WORD	$0x4eb5d421 // fsub v1.4s, v1.4s, v21.4s
+	WORD	$0x4eb5d442 // fsub v2.4s, v2.4s, v21.4s
+	WORD	$0x4eb5d463 // fsub v3.4s, v3.4s, v21.4s
+	WORD	$0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
+	WORD	$0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD	$0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
+	WORD	$0x6e31dc63 // fmul v3.4s, v3.4s, v17.4s
+	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
+	WORD	$0x4e30d421 // fadd v1.4s, v1.4s, v16.4s
+	WORD	$0x4e30d442 // fadd v2.4s, v2.4s, v16.4s
+	WORD	$0x4e30d463 // fadd v3.4s, v3.4s, v16.4s
 	FSTPQ	(F0, F1), (R11)
 	FSTPQ	(F2, F3), 32(R11)
 	ADD	$64, R11, R11
@@ -2503,33 +2510,33 @@ pass3mainDone:
 	AND	$8, R9, R13
 	CBZ	R13, pass3vec2Done
 	VLD1.P	32(R12), [V0.S4, V1.S4]
-	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
-	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
 	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
-	WORD	$0x6e35dc00 // fmul v0.4s, v0.4s, v21.4s
-	WORD	$0x6e35dc21 // fmul v1.4s, v1.4s, v21.4s
-	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
-	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
+	WORD	$0x4eb5d400 // fsub v0.4s, v0.4s, v21.4s
+	WORD	$0x4eb5d421 // fsub v1.4s, v1.4s, v21.4s
+	WORD	$0x6e31dc00 // fmul v0.4s, v0.4s, v17.4s
+	WORD	$0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
+	WORD	$0x4e30d421 // fadd v1.4s, v1.4s, v16.4s
 	VST1.P	[V0.S4, V1.S4], 32(R11)
 pass3vec2Done:
 	AND	$4, R9, R13
 	CBZ	R13, pass3vec1Done
 	VLD1.P	16(R12), [V2.S4]
-	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
-	WORD	$0x6e35dc42 // fmul v2.4s, v2.4s, v21.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
+	WORD	$0x4eb5d442 // fsub v2.4s, v2.4s, v21.4s
+	WORD	$0x6e31dc42 // fmul v2.4s, v2.4s, v17.4s
+	WORD	$0x4e30d442 // fadd v2.4s, v2.4s, v16.4s
 	VST1.P	[V2.S4], 16(R11)
 pass3vec1Done:
 	AND	$3, R9, R13
 	CBZ	R13, pass3tailDone
 pass3tail:
 	FMOVS.P	4(R12), F0
-	FSUBS	F23, F0, F0
 	FSUBS	F22, F0, F0
-	FMULS	F21, F0, F0
-	FADDS	F18, F0, F0
+	FSUBS	F21, F0, F0
+	FMULS	F17, F0, F0
+	FADDS	F16, F0, F0
 	FMOVS.P	F0, 4(R11)
 	SUBS	$1, R13, R13
 	BNE	pass3tail
@@ -2539,9 +2546,9 @@ pass3tailDone:
 	SUBS	$1, R14, R14
 	BNE	pass3seg
 	// mean[row] = mean
-	FMOVS	F19, (R1)
+	FMOVS	F18, (R1)
 	// rstd[row] = rstd
-	FMOVS	F20, (R2)
+	FMOVS	F19, (R2)
 	// next row
 	MOVD	rowstride+96(FP), R11
 	LSL	$2, R11, R11
@@ -2820,34 +2827,49 @@ pass2vec1Done:
 	WORD	$0x6e36ffb6 // fdiv v22.4s, v29.4s, v22.4s
 	// mean = shift + correction
 	WORD	$0x4e38d735 // fadd v21.4s, v25.4s, v24.4s
+	// gain = gain[row]
+	VLD1	(R4), [V20.S4]
+	// scale = rstd * gain
+	WORD	$0x6e34ded4 // fmul v20.4s, v22.4s, v20.4s
+	// guard: the block goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38 in each of its rows
+	MOVW	$0xff7fffff, R11
+	FMOVS	R11, F19
+	VDUP	V19.S[0], V19.S4
+	MOVW	$0x7f7fffff, R11
+	FMOVS	R11, F18
+	VDUP	V18.S[0], V18.S4
+	WORD	$0x6e33e693 // fcmge v19.4s, v20.4s, v19.4s
+	WORD	$0x6e34e652 // fcmge v18.4s, v18.4s, v20.4s
+	VAND	V18.B16, V19.B16, V19.B16
+	VMOV	V19.D[0], R11
+	VMOV	V19.D[1], R12
+	AND	R12, R11, R11
+	ADD	$1, R11, R11
+	CBNZ	R11, done
+	// bias = bias[row]
+	VLD1	(R5), [V19.S4]
 	// unbiasedVariance = variance / unbias
 	WORD	$0x6e3afef7 // fdiv v23.4s, v23.4s, v26.4s
 	// oldMean = runMean[row]
-	VLD1	(R6), [V20.S4]
+	VLD1	(R6), [V18.S4]
 	// keptMean = keep * oldMean
-	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	WORD	$0x6e32df92 // fmul v18.4s, v28.4s, v18.4s
 	// takenMean = take * mean
-	WORD	$0x6e35df73 // fmul v19.4s, v27.4s, v21.4s
+	WORD	$0x6e35df71 // fmul v17.4s, v27.4s, v21.4s
 	// newMean = keptMean + takenMean
-	WORD	$0x4e33d694 // fadd v20.4s, v20.4s, v19.4s
+	WORD	$0x4e31d652 // fadd v18.4s, v18.4s, v17.4s
 	// runMean[row] = newMean
-	VST1	[V20.S4], (R6)
+	VST1	[V18.S4], (R6)
 	// oldVar = runVar[row]
-	VLD1	(R7), [V20.S4]
+	VLD1	(R7), [V18.S4]
 	// keptVar = keep * oldVar
-	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
+	WORD	$0x6e32df92 // fmul v18.4s, v28.4s, v18.4s
 	// takenVar = take * unbiasedVariance
 	WORD	$0x6e37df77 // fmul v23.4s, v27.4s, v23.4s
 	// newVar = keptVar + takenVar
-	WORD	$0x4e37d697 // fadd v23.4s, v20.4s, v23.4s
+	WORD	$0x4e37d657 // fadd v23.4s, v18.4s, v23.4s
 	// runVar[row] = newVar
 	VST1	[V23.S4], (R7)
-	// gain = gain[row]
-	VLD1	(R4), [V23.S4]
-	// scale = rstd * gain
-	WORD	$0x6e37ded7 // fmul v23.4s, v22.4s, v23.4s
-	// bias = bias[row]
-	VLD1	(R5), [V20.S4]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R11
 	MOVD	R3, R12
@@ -2869,14 +2891,14 @@ pass3:
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
-	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
-	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
-	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
-	WORD	$0x4e34d463 // fadd v3.4s, v3.4s, v20.4s
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x6e34dc63 // fmul v3.4s, v3.4s, v20.4s
+	WORD	$0x4e33d400 // fadd v0.4s, v0.4s, v19.4s
+	WORD	$0x4e33d421 // fadd v1.4s, v1.4s, v19.4s
+	WORD	$0x4e33d442 // fadd v2.4s, v2.4s, v19.4s
+	WORD	$0x4e33d463 // fadd v3.4s, v3.4s, v19.4s
 	VST1	[V0.S4], (R11)
 	ADD	R10, R11, R16
 	VST1	[V1.S4], (R16)
@@ -2897,10 +2919,10 @@ pass3done:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
 	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
-	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
-	WORD	$0x4e34d400 // fadd v0.4s, v0.4s, v20.4s
-	WORD	$0x4e34d421 // fadd v1.4s, v1.4s, v20.4s
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x4e33d400 // fadd v0.4s, v0.4s, v19.4s
+	WORD	$0x4e33d421 // fadd v1.4s, v1.4s, v19.4s
 	VST1	[V0.S4], (R11)
 	ADD	R10, R11, R16
 	VST1	[V1.S4], (R16)
@@ -2912,8 +2934,8 @@ pass3vec2Done:
 	VLD1	(R12), [V2.S4]
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
-	WORD	$0x4e34d442 // fadd v2.4s, v2.4s, v20.4s
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x4e33d442 // fadd v2.4s, v2.4s, v19.4s
 	VST1	[V2.S4], (R11)
 pass3vec1Done:
 	// mean[row] = mean
@@ -3681,21 +3703,23 @@ TEXT ·convnormNeonBatchNormTrainONNXAny(SB), NOSPLIT, $0-96
 	FMOVS	R9, F26
 	MOVW	$0x7f7fffff, R9
 	FMOVS	R9, F25
+	MOVW	$0xff7fffff, R9
+	FMOVS	R9, F24
 row:
 	// pivot = the row's first x
-	FMOVS	(R1), F24
+	FMOVS	(R1), F23
 	// pass 1 over the row, segment by segment: pivotSum += x - pivot
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
 	VEOR	V3.B16, V3.B16, V3.B16
 	MOVD	R1, R9
-	VEOR	V22.B16, V22.B16, V22.B16
 	VEOR	V21.B16, V21.B16, V21.B16
+	VEOR	V20.B16, V20.B16, V20.B16
 	MOVD	$64, R11
 	MOVD	$64, R13
-	FMOVS	ZR, F23
+	FMOVS	ZR, F22
 	MOVD	segs+56(FP), R14
 pass1seg:
 	LSR	$4, R7, R12
@@ -3705,10 +3729,10 @@ pass1chunk:
 	MOVD	R13, R10
 pass1iter:
 	VLD1.P	64(R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
-	WORD	$0x4eb8d4e7 // fsub v7.4s, v7.4s, v24.4s
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
+	WORD	$0x4eb7d4e7 // fsub v7.4s, v7.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
@@ -3720,9 +3744,9 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3731,8 +3755,8 @@ pass1iter:
 	SUBS	$1, R11, R11
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 	B	pass1chunk
 pass1short:
@@ -3745,9 +3769,9 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6d6 // fadd v22.4s, v22.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3756,8 +3780,8 @@ pass1chunked:
 	SUBS	$1, R11, R11
 	BNE	pass1tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e36d6b5 // fadd v21.4s, v21.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e35d694 // fadd v20.4s, v20.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
 	MOVD	$64, R11
 pass1tailFolded:
 	SUB	$3, R13, R13
@@ -3765,23 +3789,23 @@ pass1room:
 	AND	$8, R7, R10
 	CBZ	R10, pass1vec2Done
 	VLD1.P	32(R9), [V4.S4, V5.S4]
-	WORD	$0x4eb8d484 // fsub v4.4s, v4.4s, v24.4s
-	WORD	$0x4eb8d4a5 // fsub v5.4s, v5.4s, v24.4s
+	WORD	$0x4eb7d484 // fsub v4.4s, v4.4s, v23.4s
+	WORD	$0x4eb7d4a5 // fsub v5.4s, v5.4s, v23.4s
 	WORD	$0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
 	WORD	$0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
 pass1vec2Done:
 	AND	$4, R7, R10
 	CBZ	R10, pass1vec1Done
 	VLD1.P	16(R9), [V6.S4]
-	WORD	$0x4eb8d4c6 // fsub v6.4s, v6.4s, v24.4s
+	WORD	$0x4eb7d4c6 // fsub v6.4s, v6.4s, v23.4s
 	WORD	$0x4e26d442 // fadd v2.4s, v2.4s, v6.4s
 pass1vec1Done:
 	AND	$3, R7, R10
 	CBZ	R10, pass1tailDone
 pass1tail:
 	FMOVS.P	4(R9), F4
-	FSUBS	F24, F4, F4
-	FADDS	F4, F23, F23
+	FSUBS	F23, F4, F4
+	FADDS	F4, F22, F22
 	SUBS	$1, R10, R10
 	BNE	pass1tail
 pass1tailDone:
@@ -3791,18 +3815,18 @@ pass1tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
-	WORD	$0x4e20d6c0 // fadd v0.4s, v22.4s, v0.4s
+	WORD	$0x4e35d695 // fadd v21.4s, v20.4s, v21.4s
+	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
-	FADDS	F23, F0, F0
+	FADDS	F22, F0, F0
 	// pivotSum = sum(x - pivot)
 	// pivotMean = pivotSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// shift = pivot + pivotMean
-	FADDS	F23, F24, F24
+	FADDS	F22, F23, F23
 	// pass 2 over the row, segment by segment: dev = x - shift; devSum += dev; squareSum += dev*dev
-	VDUP	V24.S[0], V24.S4
+	VDUP	V23.S[0], V23.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3812,14 +3836,14 @@ pass1tailDone:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R9
-	VEOR	V21.B16, V21.B16, V21.B16
 	VEOR	V20.B16, V20.B16, V20.B16
 	VEOR	V19.B16, V19.B16, V19.B16
 	VEOR	V18.B16, V18.B16, V18.B16
+	VEOR	V17.B16, V17.B16, V17.B16
 	MOVD	$64, R11
 	MOVD	$64, R13
-	FMOVS	ZR, F23
 	FMOVS	ZR, F22
+	FMOVS	ZR, F21
 	MOVD	segs+56(FP), R14
 pass2seg:
 	LSR	$4, R7, R12
@@ -3829,10 +3853,10 @@ pass2chunk:
 	MOVD	R13, R10
 pass2iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
-	WORD	$0x4eb8d56b // fsub v11.4s, v11.4s, v24.4s
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
+	WORD	$0x4eb7d56b // fsub v11.4s, v11.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
@@ -3848,9 +3872,9 @@ pass2iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3858,9 +3882,9 @@ pass2iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3869,10 +3893,10 @@ pass2iter:
 	SUBS	$1, R11, R11
 	BNE	pass2chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
 	B	pass2chunk
 pass2short:
@@ -3885,9 +3909,9 @@ pass2chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	VEOR	V23.B16, V23.B16, V23.B16
-	WORD	$0x4e20d6b5 // fadd v21.4s, v21.4s, v0.4s
+	WORD	$0x4e36d400 // fadd v0.4s, v0.4s, v22.4s
+	VEOR	V22.B16, V22.B16, V22.B16
+	WORD	$0x4e20d694 // fadd v20.4s, v20.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -3895,9 +3919,9 @@ pass2chunked:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e36d484 // fadd v4.4s, v4.4s, v22.4s
-	VEOR	V22.B16, V22.B16, V22.B16
-	WORD	$0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD	$0x4e35d484 // fadd v4.4s, v4.4s, v21.4s
+	VEOR	V21.B16, V21.B16, V21.B16
+	WORD	$0x4e24d673 // fadd v19.4s, v19.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -3906,10 +3930,10 @@ pass2chunked:
 	SUBS	$1, R11, R11
 	BNE	pass2tailFolded
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e35d673 // fadd v19.4s, v19.4s, v21.4s
-	VEOR	V21.B16, V21.B16, V21.B16
 	WORD	$0x4e34d652 // fadd v18.4s, v18.4s, v20.4s
 	VEOR	V20.B16, V20.B16, V20.B16
+	WORD	$0x4e33d631 // fadd v17.4s, v17.4s, v19.4s
+	VEOR	V19.B16, V19.B16, V19.B16
 	MOVD	$64, R11
 pass2tailFolded:
 	SUB	$3, R13, R13
@@ -3917,8 +3941,8 @@ pass2room:
 	AND	$8, R7, R10
 	CBZ	R10, pass2vec2Done
 	VLD1.P	32(R9), [V8.S4, V9.S4]
-	WORD	$0x4eb8d508 // fsub v8.4s, v8.4s, v24.4s
-	WORD	$0x4eb8d529 // fsub v9.4s, v9.4s, v24.4s
+	WORD	$0x4eb7d508 // fsub v8.4s, v8.4s, v23.4s
+	WORD	$0x4eb7d529 // fsub v9.4s, v9.4s, v23.4s
 	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
 	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V8.S4, V8.S4, V4.S4
@@ -3927,7 +3951,7 @@ pass2vec2Done:
 	AND	$4, R7, R10
 	CBZ	R10, pass2vec1Done
 	VLD1.P	16(R9), [V10.S4]
-	WORD	$0x4eb8d54a // fsub v10.4s, v10.4s, v24.4s
+	WORD	$0x4eb7d54a // fsub v10.4s, v10.4s, v23.4s
 	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V10.S4, V10.S4, V6.S4
 pass2vec1Done:
@@ -3935,9 +3959,9 @@ pass2vec1Done:
 	CBZ	R10, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R9), F8
-	FSUBS	F24, F8, F8
-	FADDS	F8, F23, F23
-	FMADDS	F8, F22, F8, F22
+	FSUBS	F23, F8, F8
+	FADDS	F8, F22, F22
+	FMADDS	F8, F21, F8, F21
 	SUBS	$1, R10, R10
 	BNE	pass2tail
 pass2tailDone:
@@ -3947,72 +3971,77 @@ pass2tailDone:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e35d675 // fadd v21.4s, v19.4s, v21.4s
-	WORD	$0x4e20d6a0 // fadd v0.4s, v21.4s, v0.4s
+	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
+	WORD	$0x4e20d680 // fadd v0.4s, v20.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e34d654 // fadd v20.4s, v18.4s, v20.4s
-	WORD	$0x4e24d684 // fadd v4.4s, v20.4s, v4.4s
+	WORD	$0x4e33d633 // fadd v19.4s, v17.4s, v19.4s
+	WORD	$0x4e24d664 // fadd v4.4s, v19.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
-	FADDS	F23, F0, F0
-	FADDS	F22, F4, F4
+	FADDS	F22, F0, F0
+	FADDS	F21, F4, F4
 	// devSum = sum(x - shift)
 	// correction = devSum * invN
-	FMULS	F31, F0, F23
+	FMULS	F31, F0, F22
 	// squareSum = sum((x - shift)*(x - shift))
 	// meanSquare = squareSum * invN
-	FMULS	F31, F4, F22
+	FMULS	F31, F4, F21
 	// correctionSq = correction * correction
-	FMULS	F23, F23, F21
+	FMULS	F22, F22, F20
 	// variance = meanSquare - correctionSq
-	FSUBS	F21, F22, F22
+	FSUBS	F20, F21, F21
 	// varianceEps = variance + eps
-	FADDS	F30, F22, F21
+	FADDS	F30, F21, F20
 	// guard: the row goes to the caller unless 1e-25 <= varianceEps <= 3.4028235e+38
-	FCMPS	F26, F21
+	FCMPS	F26, F20
 	BLT	done
-	FCMPS	F25, F21
+	FCMPS	F25, F20
 	BHI	done
 	// std = sqrt(varianceEps)
-	FSQRTS	F21, F21
+	FSQRTS	F20, F20
 	// rstd = 1 / std
-	FDIVS	F21, F29, F21
+	FDIVS	F20, F29, F20
 	// mean = shift + correction
-	FADDS	F23, F24, F20
-	// oldMean = runMean[row]
-	FMOVS	(R4), F19
-	// keptMean = keep * oldMean
-	FMULS	F19, F28, F19
-	// takenMean = take * mean
-	FMULS	F20, F27, F20
-	// newMean = keptMean + takenMean
-	FADDS	F20, F19, F20
-	// runMean[row] = newMean
-	FMOVS	F20, (R4)
-	// oldVar = runVar[row]
-	FMOVS	(R5), F20
-	// keptVar = keep * oldVar
-	FMULS	F20, F28, F20
-	// takenVar = take * variance
-	FMULS	F22, F27, F22
-	// newVar = keptVar + takenVar
-	FADDS	F22, F20, F22
-	// runVar[row] = newVar
-	FMOVS	F22, (R5)
+	FADDS	F22, F23, F19
 	// gain = gain[row]
-	FMOVS	(R2), F22
+	FMOVS	(R2), F18
 	// scale = rstd * gain
-	FMULS	F22, F21, F22
+	FMULS	F18, F20, F20
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F24, F20
+	BLT	done
+	FCMPS	F25, F20
+	BHI	done
 	// bias = bias[row]
-	FMOVS	(R3), F21
+	FMOVS	(R3), F18
+	// oldMean = runMean[row]
+	FMOVS	(R4), F17
+	// keptMean = keep * oldMean
+	FMULS	F17, F28, F17
+	// takenMean = take * mean
+	FMULS	F19, F27, F19
+	// newMean = keptMean + takenMean
+	FADDS	F19, F17, F19
+	// runMean[row] = newMean
+	FMOVS	F19, (R4)
+	// oldVar = runVar[row]
+	FMOVS	(R5), F19
+	// keptVar = keep * oldVar
+	FMULS	F19, F28, F19
+	// takenVar = take * variance
+	FMULS	F21, F27, F21
+	// newVar = keptVar + takenVar
+	FADDS	F21, F19, F21
+	// runVar[row] = newVar
+	FMOVS	F21, (R5)
 	// pass 3 over the row, segment by segment: dst = (x - shift - correction)*scale + bias
-	VDUP	V23.S[0], V23.S4
 	VDUP	V22.S[0], V22.S4
-	VDUP	V21.S[0], V21.S4
+	VDUP	V20.S[0], V20.S4
+	VDUP	V18.S[0], V18.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	segs+56(FP), R12
@@ -4021,22 +4050,22 @@ pass3seg:
 	CBZ	R11, pass3mainDone
 pass3main:
 	VLD1.P	64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
-	WORD	$0x4eb8d463 // fsub v3.4s, v3.4s, v24.4s
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
 	WORD	$0x4eb7d463 // fsub v3.4s, v3.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x6e36dc63 // fmul v3.4s, v3.4s, v22.4s
-	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
-	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
-	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
-	WORD	$0x4e35d463 // fadd v3.4s, v3.4s, v21.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x4eb6d463 // fsub v3.4s, v3.4s, v22.4s
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x6e34dc63 // fmul v3.4s, v3.4s, v20.4s
+	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
+	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
+	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
+	WORD	$0x4e32d463 // fadd v3.4s, v3.4s, v18.4s
 	FSTPQ	(F0, F1), (R9)
 	FSTPQ	(F2, F3), 32(R9)
 	ADD	$64, R9, R9
@@ -4046,33 +4075,33 @@ pass3mainDone:
 	AND	$8, R7, R11
 	CBZ	R11, pass3vec2Done
 	VLD1.P	32(R10), [V0.S4, V1.S4]
-	WORD	$0x4eb8d400 // fsub v0.4s, v0.4s, v24.4s
-	WORD	$0x4eb8d421 // fsub v1.4s, v1.4s, v24.4s
 	WORD	$0x4eb7d400 // fsub v0.4s, v0.4s, v23.4s
 	WORD	$0x4eb7d421 // fsub v1.4s, v1.4s, v23.4s
-	WORD	$0x6e36dc00 // fmul v0.4s, v0.4s, v22.4s
-	WORD	$0x6e36dc21 // fmul v1.4s, v1.4s, v22.4s
-	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
-	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
+	WORD	$0x4eb6d400 // fsub v0.4s, v0.4s, v22.4s
+	WORD	$0x4eb6d421 // fsub v1.4s, v1.4s, v22.4s
+	WORD	$0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	WORD	$0x6e34dc21 // fmul v1.4s, v1.4s, v20.4s
+	WORD	$0x4e32d400 // fadd v0.4s, v0.4s, v18.4s
+	WORD	$0x4e32d421 // fadd v1.4s, v1.4s, v18.4s
 	VST1.P	[V0.S4, V1.S4], 32(R9)
 pass3vec2Done:
 	AND	$4, R7, R11
 	CBZ	R11, pass3vec1Done
 	VLD1.P	16(R10), [V2.S4]
-	WORD	$0x4eb8d442 // fsub v2.4s, v2.4s, v24.4s
 	WORD	$0x4eb7d442 // fsub v2.4s, v2.4s, v23.4s
-	WORD	$0x6e36dc42 // fmul v2.4s, v2.4s, v22.4s
-	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
+	WORD	$0x4eb6d442 // fsub v2.4s, v2.4s, v22.4s
+	WORD	$0x6e34dc42 // fmul v2.4s, v2.4s, v20.4s
+	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
 	VST1.P	[V2.S4], 16(R9)
 pass3vec1Done:
 	AND	$3, R7, R11
 	CBZ	R11, pass3tailDone
 pass3tail:
 	FMOVS.P	4(R10), F0
-	FSUBS	F24, F0, F0
 	FSUBS	F23, F0, F0
-	FMULS	F22, F0, F0
-	FADDS	F21, F0, F0
+	FSUBS	F22, F0, F0
+	FMULS	F20, F0, F0
+	FADDS	F18, F0, F0
 	FMOVS.P	F0, 4(R9)
 	SUBS	$1, R11, R11
 	BNE	pass3tail
@@ -4353,14 +4382,35 @@ pass2vec1Done:
 	WORD	$0x6e37ffb7 // fdiv v23.4s, v29.4s, v23.4s
 	// mean = shift + correction
 	WORD	$0x4e39d756 // fadd v22.4s, v26.4s, v25.4s
+	// gain = gain[row]
+	VLD1	(R2), [V21.S4]
+	// scale = rstd * gain
+	WORD	$0x6e35def7 // fmul v23.4s, v23.4s, v21.4s
+	// guard: the block goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38 in each of its rows
+	MOVW	$0xff7fffff, R9
+	FMOVS	R9, F21
+	VDUP	V21.S[0], V21.S4
+	MOVW	$0x7f7fffff, R9
+	FMOVS	R9, F20
+	VDUP	V20.S[0], V20.S4
+	WORD	$0x6e35e6f5 // fcmge v21.4s, v23.4s, v21.4s
+	WORD	$0x6e37e694 // fcmge v20.4s, v20.4s, v23.4s
+	VAND	V20.B16, V21.B16, V21.B16
+	VMOV	V21.D[0], R9
+	VMOV	V21.D[1], R10
+	AND	R10, R9, R9
+	ADD	$1, R9, R9
+	CBNZ	R9, done
+	// bias = bias[row]
+	VLD1	(R3), [V21.S4]
 	// oldMean = runMean[row]
-	VLD1	(R4), [V21.S4]
+	VLD1	(R4), [V20.S4]
 	// keptMean = keep * oldMean
-	WORD	$0x6e35df95 // fmul v21.4s, v28.4s, v21.4s
+	WORD	$0x6e34df94 // fmul v20.4s, v28.4s, v20.4s
 	// takenMean = take * mean
 	WORD	$0x6e36df76 // fmul v22.4s, v27.4s, v22.4s
 	// newMean = keptMean + takenMean
-	WORD	$0x4e36d6b6 // fadd v22.4s, v21.4s, v22.4s
+	WORD	$0x4e36d696 // fadd v22.4s, v20.4s, v22.4s
 	// runMean[row] = newMean
 	VST1	[V22.S4], (R4)
 	// oldVar = runVar[row]
@@ -4373,12 +4423,6 @@ pass2vec1Done:
 	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
 	// runVar[row] = newVar
 	VST1	[V24.S4], (R5)
-	// gain = gain[row]
-	VLD1	(R2), [V24.S4]
-	// scale = rstd * gain
-	WORD	$0x6e38def8 // fmul v24.4s, v23.4s, v24.4s
-	// bias = bias[row]
-	VLD1	(R3), [V23.S4]
 	// pass 3 over the block's rows: dst = (x - shift - correction)*scale + bias
 	MOVD	R0, R9
 	MOVD	R1, R10
@@ -4400,14 +4444,14 @@ pass3:
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x6e38dc63 // fmul v3.4s, v3.4s, v24.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	WORD	$0x4e37d421 // fadd v1.4s, v1.4s, v23.4s
-	WORD	$0x4e37d442 // fadd v2.4s, v2.4s, v23.4s
-	WORD	$0x4e37d463 // fadd v3.4s, v3.4s, v23.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc63 // fmul v3.4s, v3.4s, v23.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
+	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
+	WORD	$0x4e35d463 // fadd v3.4s, v3.4s, v21.4s
 	VST1	[V0.S4], (R9)
 	ADD	R8, R9, R14
 	VST1	[V1.S4], (R14)
@@ -4428,10 +4472,10 @@ pass3done:
 	WORD	$0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
 	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
 	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
-	WORD	$0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD	$0x6e38dc21 // fmul v1.4s, v1.4s, v24.4s
-	WORD	$0x4e37d400 // fadd v0.4s, v0.4s, v23.4s
-	WORD	$0x4e37d421 // fadd v1.4s, v1.4s, v23.4s
+	WORD	$0x6e37dc00 // fmul v0.4s, v0.4s, v23.4s
+	WORD	$0x6e37dc21 // fmul v1.4s, v1.4s, v23.4s
+	WORD	$0x4e35d400 // fadd v0.4s, v0.4s, v21.4s
+	WORD	$0x4e35d421 // fadd v1.4s, v1.4s, v21.4s
 	VST1	[V0.S4], (R9)
 	ADD	R8, R9, R14
 	VST1	[V1.S4], (R14)
@@ -4443,8 +4487,8 @@ pass3vec2Done:
 	VLD1	(R10), [V2.S4]
 	WORD	$0x4ebad442 // fsub v2.4s, v2.4s, v26.4s
 	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
-	WORD	$0x6e38dc42 // fmul v2.4s, v2.4s, v24.4s
-	WORD	$0x4e37d442 // fadd v2.4s, v2.4s, v23.4s
+	WORD	$0x6e37dc42 // fmul v2.4s, v2.4s, v23.4s
+	WORD	$0x4e35d442 // fadd v2.4s, v2.4s, v21.4s
 	VST1	[V2.S4], (R9)
 pass3vec1Done:
 	// next block of 4 rows

@@ -542,6 +542,13 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
+		gain := gains[r]
+		scale := rstd * gain
+		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+			convnormGoBatchNormTrainAnyF64(dst[r*rowstride:], means[r:], rstds[r:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		bias := biases[r]
 		keep := float32(0.9)
 		take := float32(0.1)
 		unbias := 1 - invN
@@ -556,9 +563,6 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 		takenVar := take * unbiasedVariance
 		newVar := keptVar + takenVar
 		runVar[r] = newVar
-		gain := gains[r]
-		scale := rstd * gain
-		bias := biases[r]
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base:][:seglen]
@@ -608,6 +612,9 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		mean := shift + correction
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		unbias := 1 - invN
@@ -622,9 +629,6 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 		takenVar := take * unbiasedVariance
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
-		gain := float64(gains[r])
-		scale := rstd * gain
-		bias := float64(biases[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
@@ -784,6 +788,15 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				rstdVals[c][0] = rstd
 				mean := shift + correction
 				rstdVals[c][1] = mean
+				gain := gains[r]
+				scale := rstd * gain
+				shiftVals[c][1] = scale
+				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
@@ -793,10 +806,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				keptVar := keep * oldVar
 				takenVar := take * unbiasedVariance
 				newVar := keptVar + takenVar
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
 				offsetPart := correction * scale
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
@@ -918,6 +927,15 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				rstdVals[c][0] = rstd
 				mean := shift + correction
 				rstdVals[c][1] = mean
+				gain := gains[r]
+				scale := rstd * gain
+				shiftVals[c][1] = scale
+				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
@@ -927,10 +945,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				keptVar := keep * oldVar
 				takenVar := take * unbiasedVariance
 				newVar := keptVar + takenVar
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
 				offsetPart := correction * scale
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
@@ -1158,6 +1172,9 @@ func convnormGoBatchNormTrainColumnsAnyF64(dst, means, rstds, x, gains, biases, 
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		mean := shift + correction
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		unbias := 1 - invN
@@ -1172,9 +1189,6 @@ func convnormGoBatchNormTrainColumnsAnyF64(dst, means, rstds, x, gains, biases, 
 		takenVar := take * unbiasedVariance
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
-		gain := float64(gains[r])
-		scale := rstd * gain
-		bias := float64(biases[r])
 		for i := range h {
 			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
 		}
@@ -1638,6 +1652,13 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
+		gain := gains[r]
+		scale := rstd * gain
+		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+			convnormGoBatchNormTrainONNXAnyF64(dst[r*rowstride:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
+			continue
+		}
+		bias := biases[r]
 		keep := float32(0.9)
 		take := float32(0.1)
 		oldMean := runMean[r]
@@ -1650,9 +1671,6 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 		takenVar := take * variance
 		newVar := keptVar + takenVar
 		runVar[r] = newVar
-		gain := gains[r]
-		scale := rstd * gain
-		bias := biases[r]
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base:][:seglen]
@@ -1700,6 +1718,9 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		mean := shift + correction
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		oldMean := float64(runMean[r])
@@ -1712,9 +1733,6 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 		takenVar := take * variance
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
-		gain := float64(gains[r])
-		scale := rstd * gain
-		bias := float64(biases[r])
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dstRow := dst[base : base+seglen]
@@ -1868,6 +1886,15 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
 				mean := shift + correction
+				gain := gains[r]
+				scale := rstd * gain
+				shiftVals[c][1] = scale
+				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				bias := biases[r]
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
 				takenMean := take * mean
@@ -1876,10 +1903,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				keptVar := keep * oldVar
 				takenVar := take * variance
 				newVar := keptVar + takenVar
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
 				offsetPart := correction * scale
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
@@ -1999,6 +2022,15 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				std := float32(math.Sqrt(float64(varianceEps)))
 				rstd := 1 / std
 				mean := shift + correction
+				gain := gains[r]
+				scale := rstd * gain
+				shiftVals[c][1] = scale
+				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+					rejected[c] = true
+					rejects++
+					continue
+				}
+				bias := biases[r]
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
 				takenMean := take * mean
@@ -2007,10 +2039,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				keptVar := keep * oldVar
 				takenVar := take * variance
 				newVar := keptVar + takenVar
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
 				offsetPart := correction * scale
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
@@ -2228,6 +2256,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyF64(dst, x, gains, biases, runMean, r
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		mean := shift + correction
+		gain := float64(gains[r])
+		scale := rstd * gain
+		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		oldMean := float64(runMean[r])
@@ -2240,9 +2271,6 @@ func convnormGoBatchNormTrainONNXColumnsAnyF64(dst, x, gains, biases, runMean, r
 		takenVar := take * variance
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
-		gain := float64(gains[r])
-		scale := rstd * gain
-		bias := float64(biases[r])
 		for i := range h {
 			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
 		}

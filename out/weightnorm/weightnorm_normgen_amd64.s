@@ -213,6 +213,50 @@ bloop0:
 	// scale = rstd * gain
 	VMULSS X7, X3, X3
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X0
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X0, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X1
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X1, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X2
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X2, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X3
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X3, X4
+	JA       row
+
 	// pass 2 over row 1 of 4: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -373,6 +417,17 @@ loop0:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -501,6 +556,17 @@ loop0:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -824,6 +890,50 @@ bloop0_blocks:
 	// scale = rstd * gain
 	VMULSS X7, X3, X3
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X0
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X0, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X1
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X1, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X2
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X2, X4
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X4, X3
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X4
+	VUCOMISS X3, X4
+	JA       row
+
 	// pass 2 over row 1 of 4: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
@@ -982,6 +1092,17 @@ loop0:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
@@ -1108,6 +1229,17 @@ loop0:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -1278,6 +1410,17 @@ loop0:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -1406,6 +1549,17 @@ loop0:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -1596,6 +1750,17 @@ loop0_blocks:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
@@ -1744,6 +1909,17 @@ loop0_blocks:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -1914,6 +2090,17 @@ loop0:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         SI, SI
@@ -2042,6 +2229,17 @@ loop0:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -2229,6 +2427,17 @@ loop0_blocks:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, SI
+	VMOVD    SI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         SI, SI
@@ -2374,6 +2583,17 @@ loop0_blocks:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R8
+	VMOVD    R8, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        SI, SI
@@ -2664,6 +2884,17 @@ loop0_summed:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Z0
 	XORQ         DI, DI
@@ -2941,6 +3172,17 @@ loop0_summed:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        DI, DI
@@ -3272,6 +3514,17 @@ loop0_summed:
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
 
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, DI
+	VMOVD    DI, X1
+	VUCOMISS X0, X1
+	JA       done
+
 	// pass 2 over the row: dst = x*scale
 	VBROADCASTSS X0, Y0
 	XORQ         DI, DI
@@ -3558,6 +3811,17 @@ loop0_summed:
 
 	// scale = rstd * gain
 	VMULSS X1, X0, X0
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X1, X0
+	JA       done
+	JPS      done
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X1
+	VUCOMISS X0, X1
+	JA       done
 
 	// pass 2 over the row: dst = x*scale
 	TESTQ        DI, DI

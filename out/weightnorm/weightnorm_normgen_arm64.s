@@ -19,6 +19,8 @@ TEXT ·weightnormNeonWeightNorm768(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -55,31 +57,36 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$48, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
 	SUBS	$1, R6, R6
 	BNE	pass2main
@@ -111,6 +118,8 @@ TEXT ·weightnormNeonWeightNorm768STP(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -147,31 +156,36 @@ pass1main:
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$48, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	FSTPQ	(F0, F1), (R4)
 	FSTPQ	(F2, F3), 32(R4)
 	ADD	$64, R4, R4
@@ -204,6 +218,8 @@ TEXT ·weightnormNeonWeightNorm3072(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -215,7 +231,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$96, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -243,7 +259,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -264,36 +280,41 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$192, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
 	SUBS	$1, R6, R6
 	BNE	pass2main
@@ -325,6 +346,8 @@ TEXT ·weightnormNeonWeightNorm3072STP(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -336,7 +359,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$96, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -364,7 +387,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -385,36 +408,41 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$192, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	FSTPQ	(F0, F1), (R4)
 	FSTPQ	(F2, F3), 32(R4)
 	ADD	$64, R4, R4
@@ -447,6 +475,8 @@ TEXT ·weightnormNeonWeightNorm4096(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -458,7 +488,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$128, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -486,7 +516,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -507,36 +537,41 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$256, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R4)
 	SUBS	$1, R6, R6
 	BNE	pass2main
@@ -568,6 +603,8 @@ TEXT ·weightnormNeonWeightNorm4096STP(SB), NOSPLIT, $0-40
 	FMOVS	R4, F29
 	MOVW	$0x7f7fffff, R4
 	FMOVS	R4, F28
+	MOVW	$0xff7fffff, R4
+	FMOVS	R4, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -579,7 +616,7 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R4
-	VEOR	V27.B16, V27.B16, V27.B16
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$128, R6
 pass1chunk:
 	SUBS	$64, R6, R6
@@ -607,7 +644,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -628,36 +665,41 @@ pass1chunked:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R4
 	MOVD	R1, R5
 	MOVD	$256, R6
 pass2main:
 	VLD1.P	64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	FSTPQ	(F0, F1), (R4)
 	FSTPQ	(F2, F3), 32(R4)
 	ADD	$64, R4, R4
@@ -692,6 +734,8 @@ TEXT ·weightnormNeonWeightNormAny(SB), NOSPLIT, $0-48
 	FMOVS	R6, F29
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F28
+	MOVW	$0xff7fffff, R6
+	FMOVS	R6, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -703,8 +747,8 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R8
 	LSR	$5, R4, R9
 pass1chunk:
@@ -733,7 +777,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -745,8 +789,8 @@ pass1iter:
 	SUBS	$1, R8, R8
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
-	VEOR	V27.B16, V27.B16, V27.B16
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R8
 	B	pass1chunk
 pass1short:
@@ -779,8 +823,8 @@ pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R7
@@ -793,32 +837,37 @@ pass1tail:
 pass1tailDone:
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	LSR	$4, R4, R8
 	CBZ	R8, pass2mainDone
 pass2main:
 	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4, V2.S4, V3.S4], 64(R6)
 	SUBS	$1, R8, R8
 	BNE	pass2main
@@ -826,21 +875,21 @@ pass2mainDone:
 	AND	$8, R4, R8
 	CBZ	R8, pass2vec2Done
 	VLD1.P	32(R7), [V0.S4, V1.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4], 32(R6)
 pass2vec2Done:
 	AND	$4, R4, R8
 	CBZ	R8, pass2vec1Done
 	VLD1.P	16(R7), [V2.S4]
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R6)
 pass2vec1Done:
 	AND	$3, R4, R8
 	CBZ	R8, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R7), F0
-	FMULS	F27, F0, F0
+	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R6)
 	SUBS	$1, R8, R8
 	BNE	pass2tail
@@ -875,6 +924,8 @@ TEXT ·weightnormNeonWeightNormAnySTP(SB), NOSPLIT, $0-48
 	FMOVS	R6, F29
 	MOVW	$0x7f7fffff, R6
 	FMOVS	R6, F28
+	MOVW	$0xff7fffff, R6
+	FMOVS	R6, F27
 row:
 	// pass 1 over the row: squareSum += x*x
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -886,8 +937,8 @@ row:
 	VEOR	V6.B16, V6.B16, V6.B16
 	VEOR	V7.B16, V7.B16, V7.B16
 	MOVD	R1, R6
-	VEOR	V27.B16, V27.B16, V27.B16
 	VEOR	V26.B16, V26.B16, V26.B16
+	VEOR	V25.B16, V25.B16, V25.B16
 	MOVD	$64, R8
 	LSR	$5, R4, R9
 pass1chunk:
@@ -916,7 +967,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d75a // fadd v26.4s, v26.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -928,8 +979,8 @@ pass1iter:
 	SUBS	$1, R8, R8
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3bd75a // fadd v26.4s, v26.4s, v27.4s
-	VEOR	V27.B16, V27.B16, V27.B16
+	WORD	$0x4e3ad739 // fadd v25.4s, v25.4s, v26.4s
+	VEOR	V26.B16, V26.B16, V26.B16
 	MOVD	$64, R8
 	B	pass1chunk
 pass1short:
@@ -962,8 +1013,8 @@ pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3bd75b // fadd v27.4s, v26.4s, v27.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e3ad73a // fadd v26.4s, v25.4s, v26.4s
+	WORD	$0x4e20d740 // fadd v0.4s, v26.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	AND	$3, R4, R7
@@ -976,32 +1027,37 @@ pass1tail:
 pass1tailDone:
 	// squareSum = sum(x*x)
 	// squareSumEps = squareSum + eps
-	FADDS	F31, F0, F27
+	FADDS	F31, F0, F26
 	// guard: the row goes to the caller unless 1e-25 <= squareSumEps <= 3.4028235e+38
-	FCMPS	F29, F27
+	FCMPS	F29, F26
 	BLT	done
-	FCMPS	F28, F27
+	FCMPS	F28, F26
 	BHI	done
 	// std = sqrt(squareSumEps)
-	FSQRTS	F27, F27
+	FSQRTS	F26, F26
 	// rstd = 1 / std
-	FDIVS	F27, F30, F27
+	FDIVS	F26, F30, F26
 	// gain = gain[row]
-	FMOVS	(R2), F26
+	FMOVS	(R2), F25
 	// scale = rstd * gain
-	FMULS	F26, F27, F27
+	FMULS	F25, F26, F26
+	// guard: the row goes to the caller unless -3.4028235e+38 <= scale <= 3.4028235e+38
+	FCMPS	F27, F26
+	BLT	done
+	FCMPS	F28, F26
+	BHI	done
 	// pass 2 over the row: dst = x*scale
-	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	MOVD	R0, R6
 	MOVD	R1, R7
 	LSR	$4, R4, R8
 	CBZ	R8, pass2mainDone
 pass2main:
 	VLD1.P	64(R7), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
-	WORD	$0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	FSTPQ	(F0, F1), (R6)
 	FSTPQ	(F2, F3), 32(R6)
 	ADD	$64, R6, R6
@@ -1011,21 +1067,21 @@ pass2mainDone:
 	AND	$8, R4, R8
 	CBZ	R8, pass2vec2Done
 	VLD1.P	32(R7), [V0.S4, V1.S4]
-	WORD	$0x6e3bdc00 // fmul v0.4s, v0.4s, v27.4s
-	WORD	$0x6e3bdc21 // fmul v1.4s, v1.4s, v27.4s
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4], 32(R6)
 pass2vec2Done:
 	AND	$4, R4, R8
 	CBZ	R8, pass2vec1Done
 	VLD1.P	16(R7), [V2.S4]
-	WORD	$0x6e3bdc42 // fmul v2.4s, v2.4s, v27.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R6)
 pass2vec1Done:
 	AND	$3, R4, R8
 	CBZ	R8, pass2tailDone
 pass2tail:
 	FMOVS.P	4(R7), F0
-	FMULS	F27, F0, F0
+	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R6)
 	SUBS	$1, R8, R8
 	BNE	pass2tail

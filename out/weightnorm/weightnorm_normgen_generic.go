@@ -49,6 +49,10 @@ func weightnormGoWeightNormAny(dst, x, gains []float32, rows, h int) {
 		rstd := 1 / std
 		gain := gains[r]
 		scale := rstd * gain
+		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
+			weightnormGoWeightNormAnyF64(dstRow, xRow, gains[r:], 1, h)
+			continue
+		}
 		for i := range h {
 			dstRow[i] = xRow[i] * scale
 		}
