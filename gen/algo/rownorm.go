@@ -248,7 +248,7 @@ func rowNormForm(k spec.Kernel, layout ir.Layout, fm form) (*ir.Kernel, error) {
 		return b.Name(b.Mul(sum, invLen), name)
 	}
 	var factor ir.S = -1 // what each deviation is multiplied by
-	var running func() // the running statistics' update, once the guards are past
+	var running func()   // the running statistics' update, once the guards are past
 	if normalize {
 		var biased ir.S = -1 // the statistic: named stat
 		stat := "variance"
