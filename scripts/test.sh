@@ -102,6 +102,10 @@ for fallback in "cpu.avx512f=off avx2" "cpu.avx512f=off,cpu.avx2=off,cpu.fma=off
 	GODEBUG=$godebug NORMGEN_ONLY_ISA=$isa go test -count=1 -run 'LongSets|LongReductions' ./out/...
 done
 go test -count=1 -race -run 'Concurrent|Parallel|WrongLengths|Overlap' ./out/...
+# tests/audit ran natively with normgen's own tests; the pure-Go forms
+# too, and built with GOAMD64=v3, where Go fuses multiply-adds.
+go test -count=1 -tags purego ./tests/audit/
+GOAMD64=v3 go test -count=1 -short -tags purego ./tests/audit/
 elapsed "generated tests (amd64)" "$t"
 
 t=$(date +%s); stage "generated tests: arm64 NEON under qemu-user"
@@ -114,6 +118,7 @@ GOARCH=arm64 NORMGEN_ONLY_ISA=neon NORMGEN_LONG_ASM_ONLY=1 go test -count=1 -exe
 # arm64 (which fuses multiply-adds): -short checks that build on fewer inputs,
 # and the long sets, which would add minutes for little, are left out.
 GOARCH=arm64 go test -count=1 -short -tags purego -exec qemu-aarch64-static -skip 'LongRows|LongSets' ./out/...
+GOARCH=arm64 go test -count=1 -short -tags purego -exec qemu-aarch64-static ./tests/audit/
 elapsed "generated tests (arm64)" "$t"
 
 t=$(date +%s); stage "ONNX node tests through generated kernels"
