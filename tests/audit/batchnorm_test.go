@@ -211,3 +211,44 @@ func TestBatchNormBackwardColumnsInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestConvNeXtInPlace: the channels-first LayerNorm (the Columns form over
+// spatial positions, its pivot read from x) in place gives the bits of
+// the call out of place, across the 1024-position tiles, within the
+// contract of the oracle.
+func TestConvNeXtInPlace(t *testing.T) {
+	impl := convnorm.Implementation()
+	for _, ch := range []int{1, 2, 63, 64, 65, 96} {
+		for _, sp := range []int{1, 7, 1025} {
+			const n = 2
+			rng := rand.New(rand.NewSource(int64(ch*10000 + sp)))
+			x := make([]float32, n*ch*sp)
+			for i := range x {
+				x[i] = float32(3 + rng.NormFloat64())
+				if i%5 == 0 {
+					x[i] += 1e4 // an outlier now and then, some of them pivots
+				}
+			}
+			gamma, beta := params(rng, ch)
+			dst := make([]float32, len(x))
+			convnorm.ConvNeXtLayerNormAny(dst, x, gamma, beta, ch, sp)
+			in := append([]float32(nil), x...)
+			convnorm.ConvNeXtLayerNormAny(in, in, gamma, beta, ch, sp)
+			if i := sameBits(in, dst); i >= 0 {
+				t.Errorf("%s ConvNeXtLayerNormAny C=%d spatial=%d: in place differs at %d: %v, want %v", impl, ch, sp, i, in[i], dst[i])
+			}
+			s, y := make([]float32, ch), make([]float32, ch)
+			for img := range n {
+				for p := range sp {
+					for c := range ch {
+						s[c], y[c] = x[(img*ch+c)*sp+p], dst[(img*ch+c)*sp+p]
+					}
+					y64, sigma, maxAbs := layerNorm64(s, gamma, beta, 1e-6)
+					if u := units(y, y64, gamma, sigma, maxAbs); u > contract {
+						t.Errorf("%s ConvNeXtLayerNormAny C=%d spatial=%d image %d position %d: error %.1f units", impl, ch, sp, img, p, u)
+					}
+				}
+			}
+		}
+	}
+}
