@@ -115,7 +115,8 @@ t=$(date +%s); stage "generated tests: arm64 NEON under qemu-user"
 # NORMGEN_ONLY_ISA=neon: pure Go has its own run below.
 GOARCH=arm64 NORMGEN_ONLY_ISA=neon NORMGEN_LONG_ASM_ONLY=1 go test -count=1 -exec qemu-aarch64-static ./out/...
 # The pure-Go kernels are the Go code checked natively above, compiled for
-# arm64 (which fuses multiply-adds): -short checks that build on fewer inputs,
+# arm64 (where Go fuses multiply-adds the float32 forms do not round first):
+# -short checks that build on fewer inputs,
 # and the long sets, which would add minutes for little, are left out.
 GOARCH=arm64 go test -count=1 -short -tags purego -exec qemu-aarch64-static -skip 'LongRows|LongSets' ./out/...
 GOARCH=arm64 go test -count=1 -short -tags purego -exec qemu-aarch64-static ./tests/audit/
