@@ -94,6 +94,12 @@ var rowKinds = []struct {
 		}
 		row[len(row)-1] = float32(math.Inf(-1))
 	}},
+	{"inf-mid", func(rng *rand.Rand, row []float32) {
+		for i := range row {
+			row[i] = float32(0.5 + rng.NormFloat64())
+		}
+		row[len(row)/2] = float32(math.Inf(1))
+	}},
 	{"huge", func(rng *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(3e38 * rng.Float64())
