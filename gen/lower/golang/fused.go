@@ -529,16 +529,23 @@ func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) (row
 	return []jen.Code{jen.If(cond).Block(pass...).Else().Block(with...)}, decl, last
 }
 
+// pairGroup is how many rows' output passes wait for each other: their
+// statistics run back to back (each row's float64 tail, its combination
+// of blocks, square root and division, overlaps the next row's sums)
+// and then their output passes, two rows a loop.
+const pairGroup = 4
+
 // paired is the output pass lp of a row, its loop over the elements
-// shared with the pass of an earlier row: the first of two rows keeps
-// its row arrays and the scalars the pass reads, and waits; the second
-// runs both, each element of gamma, beta (the Param arrays) loaded once
-// for the two. Scalar Go loads at most two floats a cycle on the
-// machines measured, and the pass of one row (x, gamma, beta) was bound
-// by its loads, not its two adds. decl declares what the waiting row
-// keeps, last runs the row still waiting after the last. Rows are
-// independent: the order of the passes changes no result, and a row
-// the guard hands to the float64 form in between runs in its turn.
+// shared with the pass of another row: a row keeps its row arrays and
+// the scalars the pass reads and waits until pairGroup rows wait, which
+// then run two at a time, each element of gamma, beta (the Param
+// arrays) loaded once for the two. Scalar Go loads at most two floats a
+// cycle on the machines measured, and the pass of one row (x, gamma,
+// beta) was bound by its loads, not its two adds. decl declares what
+// the waiting rows keep, last runs the rows still waiting after the
+// last. Rows are independent: the order of the passes changes no
+// result, and a row the guard hands to the float64 form in between runs
+// in its turn.
 func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
 	var rowArrays, params []int
 	for a, arr := range l.k.Arrays {
@@ -565,64 +572,75 @@ func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
 		}
 		scalars = append(scalars, op.Scalar)
 	}
-	prev := func(name string) string { return "prev" + strings.ToUpper(name[:1]) + name[1:] }
-	// element is one element's code for the waiting row or this one.
-	element := func(waiting bool) []jen.Code {
+	pend := func(name string) string { return "pend" + strings.ToUpper(name[:1]) + name[1:] }
+	// element is one element's code for the waiting row named with suffix.
+	element := func(suffix string) []jen.Code {
 		at := func(a int) *jen.Statement {
 			if l.k.Arrays[a].Role == ir.Param {
 				return jen.Id(l.arrayName(a) + "I")
 			}
-			if waiting {
-				return jen.Id(prev(l.rowName(a))).Index(jen.Id("i"))
-			}
-			return jen.Id(l.rowName(a)).Index(jen.Id("i"))
-		}
-		if !waiting {
-			code, _ := l.elementOps(lp, uses, at, "")
-			return code
+			return jen.Id(l.rowName(a) + suffix).Index(jen.Id("i"))
 		}
 		alias, sums := l.alias, l.sums
 		l.alias, l.sums = maps.Clone(alias), map[ir.S]bool{}
 		for _, s := range scalars {
-			l.alias[s] = prev(l.k.ScalarName(s))
+			l.alias[s] = l.k.ScalarName(s) + suffix
 		}
-		code, _ := l.elementOps(lp, uses, at, "Prev")
+		code, _ := l.elementOps(lp, uses, at, suffix)
 		l.alias, l.sums = alias, sums
+		return code
+	}
+	// take names waiting row j's arrays (resliced to h: no bounds checks)
+	// and scalars with suffix.
+	take := func(suffix string, j *jen.Statement) []jen.Code {
+		var code []jen.Code
+		for _, a := range rowArrays {
+			code = append(code, jen.Id(l.rowName(a)+suffix).Op(":=").Id(pend(l.rowName(a))).Index(j.Clone()).Index(jen.Empty(), jen.Id("h")))
+		}
+		for _, s := range scalars {
+			code = append(code, jen.Id(l.k.ScalarName(s)+suffix).Op(":=").Id(pend(l.k.ScalarName(s))).Index(j.Clone()))
+		}
 		return code
 	}
 	var loads []jen.Code
 	for _, a := range params {
 		loads = append(loads, jen.Id(l.arrayName(a)+"I").Op(":=").Id(l.arrayName(a)).Index(jen.Id("i")))
 	}
-	// The waiting row's arrays resliced to h: no bounds checks.
-	var lengths []jen.Code
-	for _, a := range rowArrays {
-		lengths = append(lengths, jen.Id(prev(l.rowName(a))).Op("=").Id(prev(l.rowName(a))).Index(jen.Empty(), jen.Id("h")))
-	}
-	loop := func(body ...[]jen.Code) []jen.Code {
+	loop := func(body ...[]jen.Code) jen.Code {
 		code := append([]jen.Code(nil), loads...)
 		for _, b := range body {
 			code = append(code, b...)
 		}
-		return append(lengths[:len(lengths):len(lengths)], jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(code...))
+		return jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(code...)
+	}
+	// run is the waiting rows' passes, two at a time, then an odd one
+	// (none where pairGroup rows wait: it is even).
+	p := jen.Id("p")
+	run := []jen.Code{
+		jen.For(p.Clone().Op(":=").Lit(0), p.Clone().Op("+").Lit(1).Op("<").Id("waiting"), p.Clone().Op("+=").Lit(2)).Block(
+			append(append(take("A", p.Clone()), take("B", p.Clone().Op("+").Lit(1))...), loop(element("A"), element("B")))...,
+		),
+		jen.If(jen.Id("waiting").Op("%").Lit(2).Op("==").Lit(1)).Block(
+			append(take("A", jen.Id("waiting").Op("-").Lit(1)), loop(element("A")))...,
+		),
+		jen.Id("waiting").Op("=").Lit(0),
 	}
 	var keep, kept []jen.Code
 	for _, a := range rowArrays {
-		decl = append(decl, jen.Var().Id(prev(l.rowName(a))).Add(ElemSlice(l.k.Arrays[a].Elem)))
-		keep, kept = append(keep, jen.Id(prev(l.rowName(a)))), append(kept, jen.Id(l.rowName(a)))
+		decl = append(decl, jen.Var().Id(pend(l.rowName(a))).Index(jen.Lit(pairGroup)).Add(ElemSlice(l.k.Arrays[a].Elem)))
+		keep, kept = append(keep, jen.Id(pend(l.rowName(a))).Index(jen.Id("waiting"))), append(kept, jen.Id(l.rowName(a)))
 	}
 	for _, s := range scalars {
-		decl = append(decl, jen.Var().Id(prev(l.k.ScalarName(s))).Float32())
-		keep, kept = append(keep, jen.Id(prev(l.k.ScalarName(s)))), append(kept, l.value(s))
+		decl = append(decl, jen.Var().Id(pend(l.k.ScalarName(s))).Index(jen.Lit(pairGroup)).Float32())
+		keep, kept = append(keep, jen.Id(pend(l.k.ScalarName(s))).Index(jen.Id("waiting"))), append(kept, l.value(s))
 	}
-	decl = append([]jen.Code{jen.Comment("A row whose output pass drops the correction waits for a second: their passes share a loop.")}, decl...)
-	decl = append(decl, jen.Id("waiting").Op(":=").False())
-	row = []jen.Code{jen.If(jen.Id("waiting")).Block(
-		append(loop(element(true), element(false)), jen.Id("waiting").Op("=").False())...,
-	).Else().Block(
+	decl = append([]jen.Code{jen.Commentf("Rows whose output passes drop the correction wait, %d at most: their statistics run back to back, then their passes two rows a loop.", pairGroup)}, decl...)
+	decl = append(decl, jen.Id("waiting").Op(":=").Lit(0))
+	row = []jen.Code{
 		jen.List(keep...).Op("=").List(kept...),
-		jen.Id("waiting").Op("=").True(),
-	)}
-	last = []jen.Code{jen.If(jen.Id("waiting")).Block(loop(element(true))...)}
+		jen.Id("waiting").Op("++"),
+		jen.If(jen.Id("waiting").Op("==").Lit(pairGroup)).Block(run[0], run[2]),
+	}
+	last = run[:2]
 	return row, decl, last
 }
