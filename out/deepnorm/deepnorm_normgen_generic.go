@@ -11,14 +11,14 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevFRow []float32
-	var prevAlpha float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendFRow [4][]float32
+	var pendAlpha [4]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -41,20 +41,30 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				prevFRow = prevFRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = (((alpha*xRow[i]+fRow[i])-shift)*rstd*gammaI + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendFRow[waiting], pendAlpha[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, fRow, alpha, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					fRowA := pendFRow[p][:h]
+					alphaA := pendAlpha[p]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					fRowB := pendFRow[p+1][:h]
+					alphaB := pendAlpha[p+1]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = (((alphaA*xRowA[i]+fRowA[i])-shiftA)*rstdA*gammaI + betaI)
+						dstRowB[i] = (((alphaB*xRowB[i]+fRowB[i])-shiftB)*rstdB*gammaI + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevFRow, prevAlpha, prevShift, prevRstd = dstRow, xRow, fRow, alpha, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -62,14 +72,37 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
-		prevFRow = prevFRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		fRowA := pendFRow[p][:h]
+		alphaA := pendAlpha[p]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		fRowB := pendFRow[p+1][:h]
+		alphaB := pendAlpha[p+1]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (((prevAlpha*prevXRow[i]+prevFRow[i])-prevShift)*prevRstd*gammaI + betaI)
+			dstRowA[i] = (((alphaA*xRowA[i]+fRowA[i])-shiftA)*rstdA*gammaI + betaI)
+			dstRowB[i] = (((alphaB*xRowB[i]+fRowB[i])-shiftB)*rstdB*gammaI + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		fRowA := pendFRow[waiting-1][:h]
+		alphaA := pendAlpha[waiting-1]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = (((alphaA*xRowA[i]+fRowA[i])-shiftA)*rstdA*gammaI + betaI)
 		}
 	}
 }

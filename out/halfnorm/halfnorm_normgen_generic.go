@@ -11,12 +11,12 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []uint16
-	var prevXRow []uint16
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]uint16
+	var pendXRow [4][]uint16
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -34,19 +34,26 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
-					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
+						dstRowB[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI + betaI))
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -54,13 +61,31 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+			dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
+			dstRowB[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI + betaI))
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
 		}
 	}
 }
@@ -754,12 +779,12 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []uint16
-	var prevXRow []uint16
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]uint16
+	var pendXRow [4][]uint16
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -778,19 +803,26 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		rstd := 1 / std
 		mean := shift + correction
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
-					dstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI + betaI))
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
+						dstRowB[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI + betaI))
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -800,13 +832,31 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		means[r] = mean
 		rstds[r] = rstd
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16(((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI + betaI))
+			dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
+			dstRowB[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI + betaI))
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = halfnormNarrowBF16(((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI + betaI))
 		}
 	}
 }

@@ -11,12 +11,12 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -34,19 +34,26 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
+						dstRowB[i] = ((xRowB[i]-shiftB)*rstdB*gammaI + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -54,13 +61,31 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
+			dstRowB[i] = ((xRowB[i]-shiftB)*rstdB*gammaI + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
 		}
 	}
 }
@@ -208,12 +233,12 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevSumRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendSumRow [4][]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		sumRow := sum[r*h:][:h]
@@ -235,19 +260,26 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevSumRow = prevSumRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((sumRow[i]-shift)*rstd*gammaI + betaI)
+			pendDstRow[waiting], pendSumRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, sumRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					sumRowA := pendSumRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					sumRowB := pendSumRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = ((sumRowA[i]-shiftA)*rstdA*gammaI + betaI)
+						dstRowB[i] = ((sumRowB[i]-shiftB)*rstdB*gammaI + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevSumRow, prevShift, prevRstd = dstRow, sumRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -255,13 +287,31 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevSumRow = prevSumRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		sumRowA := pendSumRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		sumRowB := pendSumRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevSumRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			dstRowA[i] = ((sumRowA[i]-shiftA)*rstdA*gammaI + betaI)
+			dstRowB[i] = ((sumRowB[i]-shiftB)*rstdB*gammaI + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		sumRowA := pendSumRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = ((sumRowA[i]-shiftA)*rstdA*gammaI + betaI)
 		}
 	}
 }
@@ -486,12 +536,12 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -510,19 +560,26 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		rstd := 1 / std
 		mean := shift + correction
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
-					dstRow[i] = ((xRow[i]-shift)*rstd*gammaI + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
+						dstRowB[i] = ((xRowB[i]-shiftB)*rstdB*gammaI + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -532,13 +589,31 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		means[r] = mean
 		rstds[r] = rstd
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = ((prevXRow[i]-prevShift)*prevRstd*gammaI + betaI)
+			dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
+			dstRowB[i] = ((xRowB[i]-shiftB)*rstdB*gammaI + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = ((xRowA[i]-shiftA)*rstdA*gammaI + betaI)
 		}
 	}
 }
