@@ -525,19 +525,30 @@ func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) (row
 	with := l.loop(lp)
 	c := jen.Float64().Call(l.value(fu.correction))
 	cond := c.Clone().Op("*").Add(c.Clone()).Op("<=").Op("0x1p-44").Op("*").Float64().Call(l.value(guarded))
-	pass, decl, last := l.paired(without)
+	pass, decl, last := l.paired(without, fu.waitRows())
 	return []jen.Code{jen.If(cond).Block(pass...).Else().Block(with...)}, decl, last
 }
 
-// pairGroup is how many rows' output passes wait for each other: their
-// statistics run back to back (each row's float64 tail, its combination
-// of blocks, square root and division, overlaps the next row's sums)
-// and then their output passes, two rows a loop.
-const pairGroup = 4
+// waitRows is how many rows' output passes wait for each other: their
+// statistics run back to back and then their output passes, two rows a
+// loop. Four rows took about 10% less time than two where the
+// statistics pass only reads (LayerNorm); where it also writes a row
+// (the residual sum that the output pass reads back) four were about 3%
+// slower than two: the sum written four rows before had left L1.
+func (fu *fusion) waitRows() int {
+	for _, lp := range []*ir.Loop{fu.a, fu.b} {
+		for _, op := range lp.Ops {
+			if op.Code == ir.VStore {
+				return 2
+			}
+		}
+	}
+	return 4
+}
 
 // paired is the output pass lp of a row, its loop over the elements
 // shared with the pass of another row: a row keeps its row arrays and
-// the scalars the pass reads and waits until pairGroup rows wait, which
+// the scalars the pass reads and waits until group rows (even) wait, which
 // then run two at a time, each element of gamma, beta (the Param
 // arrays) loaded once for the two. Scalar Go loads at most two floats a
 // cycle on the machines measured, and the pass of one row (x, gamma,
@@ -546,7 +557,7 @@ const pairGroup = 4
 // last. Rows are independent: the order of the passes changes no
 // result, and a row the guard hands to the float64 form in between runs
 // in its turn.
-func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
+func (l *lowering) paired(lp *ir.Loop, group int) (row, decl, last []jen.Code) {
 	var rowArrays, params []int
 	for a, arr := range l.k.Arrays {
 		switch {
@@ -614,7 +625,7 @@ func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
 		return jen.For(jen.Id("i").Op(":=").Range().Id("h")).Block(code...)
 	}
 	// run is the waiting rows' passes, two at a time, then an odd one
-	// (none where pairGroup rows wait: it is even).
+	// (none where group rows wait: it is even).
 	p := jen.Id("p")
 	run := []jen.Code{
 		jen.For(p.Clone().Op(":=").Lit(0), p.Clone().Op("+").Lit(1).Op("<").Id("waiting"), p.Clone().Op("+=").Lit(2)).Block(
@@ -627,19 +638,19 @@ func (l *lowering) paired(lp *ir.Loop) (row, decl, last []jen.Code) {
 	}
 	var keep, kept []jen.Code
 	for _, a := range rowArrays {
-		decl = append(decl, jen.Var().Id(pend(l.rowName(a))).Index(jen.Lit(pairGroup)).Add(ElemSlice(l.k.Arrays[a].Elem)))
+		decl = append(decl, jen.Var().Id(pend(l.rowName(a))).Index(jen.Lit(group)).Add(ElemSlice(l.k.Arrays[a].Elem)))
 		keep, kept = append(keep, jen.Id(pend(l.rowName(a))).Index(jen.Id("waiting"))), append(kept, jen.Id(l.rowName(a)))
 	}
 	for _, s := range scalars {
-		decl = append(decl, jen.Var().Id(pend(l.k.ScalarName(s))).Index(jen.Lit(pairGroup)).Float32())
+		decl = append(decl, jen.Var().Id(pend(l.k.ScalarName(s))).Index(jen.Lit(group)).Float32())
 		keep, kept = append(keep, jen.Id(pend(l.k.ScalarName(s))).Index(jen.Id("waiting"))), append(kept, l.value(s))
 	}
-	decl = append([]jen.Code{jen.Commentf("Rows whose output passes drop the correction wait, %d at most: their statistics run back to back, then their passes two rows a loop.", pairGroup)}, decl...)
+	decl = append([]jen.Code{jen.Commentf("Rows whose output passes drop the correction wait, %d at most: their statistics run back to back, then their passes two rows a loop.", group)}, decl...)
 	decl = append(decl, jen.Id("waiting").Op(":=").Lit(0))
 	row = []jen.Code{
 		jen.List(keep...).Op("=").List(kept...),
 		jen.Id("waiting").Op("++"),
-		jen.If(jen.Id("waiting").Op("==").Lit(pairGroup)).Block(run[0], run[2]),
+		jen.If(jen.Id("waiting").Op("==").Lit(group)).Block(run[0], run[2]),
 	}
 	last = run[:2]
 	return row, decl, last
