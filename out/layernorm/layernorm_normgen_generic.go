@@ -233,11 +233,11 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
-	var pendDstRow [4][]float32
-	var pendSumRow [4][]float32
-	var pendShift [4]float32
-	var pendRstd [4]float32
+	// Rows whose output passes drop the correction wait, 2 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [2][]float32
+	var pendSumRow [2][]float32
+	var pendShift [2]float32
+	var pendRstd [2]float32
 	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
@@ -262,7 +262,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
 			pendDstRow[waiting], pendSumRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, sumRow, shift, rstd
 			waiting++
-			if waiting == 4 {
+			if waiting == 2 {
 				for p := 0; p+1 < waiting; p += 2 {
 					dstRowA := pendDstRow[p][:h]
 					sumRowA := pendSumRow[p][:h]
