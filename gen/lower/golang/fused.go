@@ -336,7 +336,7 @@ func usesOf(lp *ir.Loop) []int {
 // called once a row: its loops hold their sums and shifts in registers,
 // where inside the kernel's loop over the rows the Go compiler spilled
 // some to the stack to keep the row's other values.
-func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.Code) {
+func (l *lowering) fusedStats(fu *fusion, name string) (call, pre []jen.Code, fn jen.Code) {
 	k := l.k
 	l.alias[fu.pivotShift] = "blockShift"
 	devName, sqName := k.AccName(fu.devAcc), k.AccName(fu.sqAcc)
@@ -384,11 +384,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.
 		l.laneLoop(unshifted, usesOf(unshifted)),
 	))
 	body = append(body, combine(f64(id("i")), jen.Lit(float64(blockLen)))...)
-	head = append(head,
-		jen.Comment("What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks."),
-		id("budget").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(id("whole").Op("/").Lit(blockLen))),
-		jen.Var().Id("spent").Float64(),
-	)
+	head = append(head, jen.Var().Id("spent").Float64())
 	head = append(head, jen.For(id("i").Op(":=").Lit(blockLen), id("i").Op("<").Id("whole"), id("i").Op("+=").Lit(blockLen)).Block(body...))
 
 	// The rest of the row, after whole blocks: one pass, shifted.
@@ -436,8 +432,13 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.
 			args = append(args, l.value(op.Scalar))
 		}
 	}
-	params = append(params, id("h").Int())
-	args = append(args, id("h"))
+	// budget, the same for every row, is computed once for the call.
+	params = append(params, id("budget").Float64(), id("h").Int())
+	args = append(args, id("budget"), id("h"))
+	pre = []jen.Code{
+		jen.Comment("What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks."),
+		id("budget").Op(":=").Qual("math", "Log").Call(jen.Float64().Call(id("h").Op("/").Lit(blockLen))),
+	}
 	fn = jen.Commentf("%s is the mean (runMean) and the squared deviations (runM2) of one row of %s, in one pass: block by block, each around the mean so far, combined in float64.", name, k.Name).Line().
 		Func().Id(name).Params(params...).Params(jen.List(id("runMean"), id("runM2")).Float64()).Block(
 		id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(id("h")),
@@ -450,7 +451,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call []jen.Code, fn jen.
 		id(k.ScalarName(fu.shift)).Op(":=").Float32().Call(id("runMean")),
 		id(k.ScalarName(fu.correction)).Op(":=").Float32().Call(id("runMean").Op("-").Float64().Call(id(k.ScalarName(fu.shift)))),
 		id(k.ScalarName(fu.variance)).Op(":=").Float32().Call(id("runM2").Op("/").Float64().Call(id("h"))),
-	}, fn
+	}, pre, fn
 }
 
 // chain is lp over the elements from whole to h, each sum one float32
