@@ -11,6 +11,8 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
@@ -28,7 +30,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		alphaX0 := alpha * x0
 		f0 := fRow[0]
 		pivot := alphaX0 + f0
-		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, h)
+		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -108,7 +110,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 }
 
 // goDeepNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of DeepNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32, pivot float32, h int) (runMean, runM2 float64) {
+func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -137,8 +139,6 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)

@@ -11,6 +11,8 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]uint16
 	var pendXRow [4][]uint16
@@ -21,7 +23,7 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, h)
+		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -91,7 +93,7 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 }
 
 // goBF16LayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -119,8 +121,6 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)
@@ -779,6 +779,8 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]uint16
 	var pendXRow [4][]uint16
@@ -789,7 +791,7 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		runMean, runM2 := halfnormGoBF16LayerNormTrainAnyMoments(xRow, pivot, h)
+		runMean, runM2 := halfnormGoBF16LayerNormTrainAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -862,7 +864,7 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 }
 
 // goBF16LayerNormTrainAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNormTrain, in one pass: block by block, each around the mean so far, combined in float64.
-func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -890,8 +892,6 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)

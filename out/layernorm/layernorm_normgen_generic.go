@@ -11,6 +11,8 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
@@ -21,7 +23,7 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, h)
+		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -91,7 +93,7 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 }
 
 // goLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -119,8 +121,6 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)
@@ -233,6 +233,8 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 2 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [2][]float32
 	var pendSumRow [2][]float32
@@ -247,7 +249,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		x0 := xRow[0]
 		f0 := fRow[0]
 		pivot := x0 + f0
-		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, h)
+		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -317,7 +319,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 }
 
 // goAddLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of AddLayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -363,8 +365,6 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)
@@ -536,6 +536,8 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
 	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
@@ -546,7 +548,7 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		runMean, runM2 := layernormGoLayerNormStatsAnyMoments(xRow, pivot, h)
+		runMean, runM2 := layernormGoLayerNormStatsAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -619,7 +621,7 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 }
 
 // goLayerNormStatsAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNormStats, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -647,8 +649,6 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
 		for i := 64; i < whole; i += 64 {
 			blockShift := float32(runMean)
