@@ -140,13 +140,15 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := ((alpha*xBlock[j] + fBlock[j]) - blockShift)
 					devB := ((alpha*xBlock[j+1] + fBlock[j+1]) - blockShift)
@@ -174,6 +176,7 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}

@@ -122,12 +122,14 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget floa
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -155,6 +157,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget floa
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -893,12 +896,14 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -926,6 +931,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}

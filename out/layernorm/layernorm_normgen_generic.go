@@ -122,12 +122,14 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float6
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -155,6 +157,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float6
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -366,14 +369,16 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			sumBlock := (*[64]float32)(sumRow[i:])
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					sA := (xBlock[j] + fBlock[j])
 					sumBlock[j] = sA
@@ -413,6 +418,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -650,12 +656,14 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget f
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -683,6 +691,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget f
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
