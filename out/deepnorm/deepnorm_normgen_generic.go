@@ -11,14 +11,16 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevFRow []float32
-	var prevAlpha float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendFRow [4][]float32
+	var pendAlpha [4]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
@@ -28,7 +30,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		alphaX0 := alpha * x0
 		f0 := fRow[0]
 		pivot := alphaX0 + f0
-		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, h)
+		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -41,20 +43,30 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				prevFRow = prevFRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = (float32(((float32(prevAlpha*prevXRow[i])+prevFRow[i])-prevShift)*prevRstd*gammaI) + betaI)
-					dstRow[i] = (float32(((float32(alpha*xRow[i])+fRow[i])-shift)*rstd*gammaI) + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendFRow[waiting], pendAlpha[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, fRow, alpha, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					fRowA := pendFRow[p][:h]
+					alphaA := pendAlpha[p]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					fRowB := pendFRow[p+1][:h]
+					alphaB := pendAlpha[p+1]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = (float32(((float32(alphaA*xRowA[i])+fRowA[i])-shiftA)*rstdA*gammaI) + betaI)
+						dstRowB[i] = (float32(((float32(alphaB*xRowB[i])+fRowB[i])-shiftB)*rstdB*gammaI) + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevFRow, prevAlpha, prevShift, prevRstd = dstRow, xRow, fRow, alpha, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -62,20 +74,43 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
-		prevFRow = prevFRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		fRowA := pendFRow[p][:h]
+		alphaA := pendAlpha[p]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		fRowB := pendFRow[p+1][:h]
+		alphaB := pendAlpha[p+1]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (float32(((float32(prevAlpha*prevXRow[i])+prevFRow[i])-prevShift)*prevRstd*gammaI) + betaI)
+			dstRowA[i] = (float32(((float32(alphaA*xRowA[i])+fRowA[i])-shiftA)*rstdA*gammaI) + betaI)
+			dstRowB[i] = (float32(((float32(alphaB*xRowB[i])+fRowB[i])-shiftB)*rstdB*gammaI) + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		fRowA := pendFRow[waiting-1][:h]
+		alphaA := pendAlpha[waiting-1]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = (float32(((float32(alphaA*xRowA[i])+fRowA[i])-shiftA)*rstdA*gammaI) + betaI)
 		}
 	}
 }
 
 // goDeepNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of DeepNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32, pivot float32, h int) (runMean, runM2 float64) {
+func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -104,16 +139,16 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := ((float32(alpha*xBlock[j]) + fBlock[j]) - blockShift)
 					devB := ((float32(alpha*xBlock[j+1]) + fBlock[j+1]) - blockShift)
@@ -141,6 +176,7 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}

@@ -11,17 +11,19 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []uint16
-	var prevXRow []uint16
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]uint16
+	var pendXRow [4][]uint16
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, h)
+		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -34,19 +36,26 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
-					dstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI) + betaI))
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+						dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -54,19 +63,37 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
+			dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+			dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
 		}
 	}
 }
 
 // goBF16LayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -94,15 +121,15 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -130,6 +157,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, h int) (run
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -754,17 +782,19 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []uint16
-	var prevXRow []uint16
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]uint16
+	var pendXRow [4][]uint16
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := halfnormWidenBF16(xRow[0])
-		runMean, runM2 := halfnormGoBF16LayerNormTrainAnyMoments(xRow, pivot, h)
+		runMean, runM2 := halfnormGoBF16LayerNormTrainAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -778,19 +808,26 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		rstd := 1 / std
 		mean := shift + correction
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
-					dstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRow[i])-shift)*rstd*gammaI) + betaI))
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+						dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -800,19 +837,37 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		means[r] = mean
 		rstds[r] = rstd
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(prevXRow[i])-prevShift)*prevRstd*gammaI) + betaI))
+			dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+			dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
 		}
 	}
 }
 
 // goBF16LayerNormTrainAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of BF16LayerNormTrain, in one pass: block by block, each around the mean so far, combined in float64.
-func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int) (runMean, runM2 float64) {
+func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -840,15 +895,15 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -876,6 +931,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, h int)
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}

@@ -11,17 +11,19 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, h)
+		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -34,19 +36,26 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
-					dstRow[i] = (float32((xRow[i]-shift)*rstd*gammaI) + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+						dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -54,19 +63,37 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+			dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+			dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
 		}
 	}
 }
 
 // goLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -94,15 +121,15 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -130,6 +157,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, h int) (runMe
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -208,12 +236,14 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevSumRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 2 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [2][]float32
+	var pendSumRow [2][]float32
+	var pendShift [2]float32
+	var pendRstd [2]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		sumRow := sum[r*h:][:h]
@@ -222,7 +252,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		x0 := xRow[0]
 		f0 := fRow[0]
 		pivot := x0 + f0
-		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, h)
+		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -235,19 +265,26 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevSumRow = prevSumRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = (float32((prevSumRow[i]-prevShift)*prevRstd*gammaI) + betaI)
-					dstRow[i] = (float32((sumRow[i]-shift)*rstd*gammaI) + betaI)
+			pendDstRow[waiting], pendSumRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, sumRow, shift, rstd
+			waiting++
+			if waiting == 2 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					sumRowA := pendSumRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					sumRowB := pendSumRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = (float32((sumRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+						dstRowB[i] = (float32((sumRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevSumRow, prevShift, prevRstd = dstRow, sumRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -255,19 +292,37 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 			}
 		}
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevSumRow = prevSumRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		sumRowA := pendSumRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		sumRowB := pendSumRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (float32((prevSumRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+			dstRowA[i] = (float32((sumRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+			dstRowB[i] = (float32((sumRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		sumRowA := pendSumRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = (float32((sumRowA[i]-shiftA)*rstdA*gammaI) + betaI)
 		}
 	}
 }
 
 // goAddLayerNormAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of AddLayerNorm, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -313,17 +368,17 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			sumBlock := (*[64]float32)(sumRow[i:])
 			xBlock := (*[64]float32)(xRow[i:])
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					sA := (xBlock[j] + fBlock[j])
 					sumBlock[j] = sA
@@ -363,6 +418,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}
@@ -486,17 +542,19 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 	// Lengths the compiler can see: no bounds checks in the loops.
 	gamma = gamma[:h]
 	beta = beta[:h]
-	// A row whose output pass drops the correction waits for a second: their passes share a loop.
-	var prevDstRow []float32
-	var prevXRow []float32
-	var prevShift float32
-	var prevRstd float32
-	waiting := false
+	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
+	budget := math.Log(float64(h / 64))
+	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	var pendDstRow [4][]float32
+	var pendXRow [4][]float32
+	var pendShift [4]float32
+	var pendRstd [4]float32
+	waiting := 0
 	for r := 0; r < rows; r++ {
 		dstRow := dst[r*h:][:h]
 		xRow := x[r*h:][:h]
 		pivot := xRow[0]
-		runMean, runM2 := layernormGoLayerNormStatsAnyMoments(xRow, pivot, h)
+		runMean, runM2 := layernormGoLayerNormStatsAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
 		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
@@ -510,19 +568,26 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		rstd := 1 / std
 		mean := shift + correction
 		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			if waiting {
-				prevDstRow = prevDstRow[:h]
-				prevXRow = prevXRow[:h]
-				for i := range h {
-					gammaI := gamma[i]
-					betaI := beta[i]
-					prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
-					dstRow[i] = (float32((xRow[i]-shift)*rstd*gammaI) + betaI)
+			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+			waiting++
+			if waiting == 4 {
+				for p := 0; p+1 < waiting; p += 2 {
+					dstRowA := pendDstRow[p][:h]
+					xRowA := pendXRow[p][:h]
+					shiftA := pendShift[p]
+					rstdA := pendRstd[p]
+					dstRowB := pendDstRow[p+1][:h]
+					xRowB := pendXRow[p+1][:h]
+					shiftB := pendShift[p+1]
+					rstdB := pendRstd[p+1]
+					for i := range h {
+						gammaI := gamma[i]
+						betaI := beta[i]
+						dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+						dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+					}
 				}
-				waiting = false
-			} else {
-				prevDstRow, prevXRow, prevShift, prevRstd = dstRow, xRow, shift, rstd
-				waiting = true
+				waiting = 0
 			}
 		} else {
 			for i := range h {
@@ -532,19 +597,37 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		means[r] = mean
 		rstds[r] = rstd
 	}
-	if waiting {
-		prevDstRow = prevDstRow[:h]
-		prevXRow = prevXRow[:h]
+	for p := 0; p+1 < waiting; p += 2 {
+		dstRowA := pendDstRow[p][:h]
+		xRowA := pendXRow[p][:h]
+		shiftA := pendShift[p]
+		rstdA := pendRstd[p]
+		dstRowB := pendDstRow[p+1][:h]
+		xRowB := pendXRow[p+1][:h]
+		shiftB := pendShift[p+1]
+		rstdB := pendRstd[p+1]
 		for i := range h {
 			gammaI := gamma[i]
 			betaI := beta[i]
-			prevDstRow[i] = (float32((prevXRow[i]-prevShift)*prevRstd*gammaI) + betaI)
+			dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+			dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
+		}
+	}
+	if waiting%2 == 1 {
+		dstRowA := pendDstRow[waiting-1][:h]
+		xRowA := pendXRow[waiting-1][:h]
+		shiftA := pendShift[waiting-1]
+		rstdA := pendRstd[waiting-1]
+		for i := range h {
+			gammaI := gamma[i]
+			betaI := beta[i]
+			dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
 		}
 	}
 }
 
 // goLayerNormStatsAnyMoments is the mean (runMean) and the squared deviations (runM2) of one row of LayerNormStats, in one pass: block by block, each around the mean so far, combined in float64.
-func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (runMean, runM2 float64) {
+func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget float64, h int) (runMean, runM2 float64) {
 	invN := 1 / float32(h)
 	whole := h - h%64
 	if whole > 0 {
@@ -572,15 +655,15 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 		blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 		runMean = float64(blockShift) + blockDev/64
 		runM2 = blockSq - blockDev*blockDev/64
-		// What the unshifted blocks may add to the rounding of runM2, relative to it: ln of the blocks.
-		budget := math.Log(float64(whole / 64))
 		var spent float64
+		// A block's shift and budget are the totals before the block before it: its sums need not wait for that block's.
+		lagMean, lagM2 := runMean, runM2
 		for i := 64; i < whole; i += 64 {
-			blockShift := float32(runMean)
+			blockShift := float32(lagMean)
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*runM2 {
+			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -608,6 +691,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, h int) (
 			blockDev, blockSq := float64(devSum0+devSum1), float64(squareSum0+squareSum1)
 			delta := float64(blockShift) + blockDev/64.0 - runMean
 			n := float64(i) + 64.0
+			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
 			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
 		}

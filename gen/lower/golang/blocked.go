@@ -153,9 +153,8 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 	var before, after []jen.Code // around the loop over the rows
 	for i, st := range k.Body {
 		if fu != nil && i == fu.at {
-			var call []jen.Code
-			call, statsFn = l.fusedStats(fu, name+"Moments")
-			rowBody = append(rowBody, call...)
+			call, pre, fn := l.fusedStats(fu, name+"Moments")
+			rowBody, before, statsFn = append(rowBody, call...), append(before, pre...), fn
 		}
 		if fu != nil && fu.skip[i] {
 			continue
