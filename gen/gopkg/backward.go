@@ -113,17 +113,7 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	id := jen.Id
 	// rowsCall runs the Rows kernel on rows [lo, hi), all with nil.
 	rowsCall := func(lo, hi *jen.Statement) jen.Code {
-		var args []jen.Code
-		for _, a := range bw.Rows.Arrays {
-			switch {
-			case lo == nil || a.Role == ir.Param:
-				args = append(args, id(a.Name))
-			case a.Role.PerRow():
-				args = append(args, id(a.Name).Index(lo.Clone(), hi.Clone()))
-			default:
-				args = append(args, id(a.Name).Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
-			}
-		}
+		args := rowsArrays(bw.Rows, h, lo, hi)
 		if lo == nil {
 			args = append(args, id("rows"))
 		} else {
@@ -228,6 +218,24 @@ func backwardEntryPoints(pkg string, k Kernel, h int) jen.Code {
 	return jen.Add(entry).Line().Line().Add(parallel).Line().Line().Add(backwardCheck(k, h))
 }
 
+// rowsArrays are the array arguments of a call of the Rows kernel rows
+// on rows [lo, hi) of an entry point's arrays, all of them with nil lo.
+func rowsArrays(rows *ir.Kernel, h int, lo, hi *jen.Statement) []jen.Code {
+	var args []jen.Code
+	for _, a := range rows.Arrays {
+		name := jen.Id(a.Name)
+		switch {
+		case lo == nil || a.Role == ir.Param:
+			args = append(args, name)
+		case a.Role.PerRow():
+			args = append(args, name.Index(lo.Clone(), hi.Clone()))
+		default:
+			args = append(args, name.Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
+		}
+	}
+	return args
+}
+
 // fusedSums is the pure-Go build's serial path of a backward whose Rows
 // kernel's float32 form adds the column sums itself (algo.FusedSums):
 // the rows in chunks, each chunk's sums one float32 chain per column
@@ -239,17 +247,7 @@ func fusedSumsCall(k Kernel, h int, whole *jen.Statement) jen.Code {
 	id := jen.Id
 	out := bw.Fused.Out
 	call := func(lo, hi *jen.Statement) jen.Code {
-		args := []jen.Code{id(out)}
-		for _, a := range bw.Rows.Arrays {
-			switch {
-			case lo == nil || a.Role == ir.Param:
-				args = append(args, id(a.Name))
-			case a.Role.PerRow():
-				args = append(args, id(a.Name).Index(lo.Clone(), hi.Clone()))
-			default:
-				args = append(args, id(a.Name).Index(lo.Clone().Op("*").Add(hExpr(h)), hi.Clone().Op("*").Add(hExpr(h))))
-			}
-		}
+		args := append([]jen.Code{id(out)}, rowsArrays(bw.Rows, h, lo, hi)...)
 		n := id("rows")
 		if lo != nil {
 			n = hi.Clone().Op("-").Add(lo.Clone())

@@ -1077,20 +1077,8 @@ func columnsLinear(k *ir.Kernel) *ir.Kernel {
 	if !pass.HasGuard(k) {
 		return k
 	}
-	taken := map[string]bool{}
+	taken := valueNames(k)
 	defined := map[ir.S]bool{}
-	for _, st := range k.Body {
-		switch st := st.(type) {
-		case *ir.Scalar:
-			if st.Dst >= 0 && st.Code != ir.SStore && st.Code != ir.SGuard {
-				taken[k.ScalarName(st.Dst)] = true
-			}
-		case *ir.Loop:
-			for i := range st.Ops {
-				taken[vecName(st, ir.V(i))] = true
-			}
-		}
-	}
 	for _, a := range k.Arrays {
 		taken[a.Name] = true
 	}

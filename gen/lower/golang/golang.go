@@ -190,8 +190,8 @@ type lowering struct {
 	helpers []columnsHelperFunc
 }
 
-func newLowering(k *ir.Kernel) *lowering {
-	l := &lowering{k: k, alias: map[ir.S]string{}, sums: map[ir.S]bool{}}
+// valueNames are the Go names of k's scalar and vector values.
+func valueNames(k *ir.Kernel) map[string]bool {
 	taken := map[string]bool{}
 	for _, st := range k.Body {
 		switch st := st.(type) {
@@ -205,6 +205,12 @@ func newLowering(k *ir.Kernel) *lowering {
 			}
 		}
 	}
+	return taken
+}
+
+func newLowering(k *ir.Kernel) *lowering {
+	l := &lowering{k: k, alias: map[ir.S]string{}, sums: map[ir.S]bool{}}
+	taken := valueNames(k)
 	// An array named like a value (rstd, the rstd stored into it) takes
 	// a plural: rstds[r] = float32(rstd).
 	for _, a := range k.Arrays {
