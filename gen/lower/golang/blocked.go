@@ -149,7 +149,6 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 		body = append(body, params...)
 	}
 	rowBody := l.rowSlices()
-	var guarded ir.S = -1        // the value the guard checks
 	var before, after []jen.Code // around the loop over the rows
 	for i, st := range k.Body {
 		if fu != nil && i == fu.at {
@@ -162,7 +161,6 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 		switch st := st.(type) {
 		case *ir.Scalar:
 			if st.Code == ir.SGuard {
-				guarded = st.Args[0]
 				rowBody = append(rowBody, l.guard(st))
 				continue
 			}
@@ -170,8 +168,8 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 				rowBody = append(rowBody, c)
 			}
 		case *ir.Loop:
-			if c := fu.corrected(st); guarded >= 0 && c >= 0 {
-				row, decl, last := l.outputLoop(fu, st, c, guarded)
+			if c := fu.corrected(st); c >= 0 {
+				row, decl, last := l.outputLoop(fu, st, c)
 				rowBody = append(rowBody, row...)
 				before, after = append(before, decl...), append(after, last...)
 				continue

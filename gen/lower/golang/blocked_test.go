@@ -16,7 +16,8 @@ import (
 // get the float32 form, which compiles, sums in blocks of 64 into float64
 // totals, hands rejected rows to the float64 form with the row's slices,
 // and converts nothing to float64 per element; half storage is widened
-// as loaded and rounded as stored.
+// as loaded and rounded as stored. The LayerNorm family's output pass
+// drops the correction.
 func TestBlockedForm(t *testing.T) {
 	for _, sk := range []spec.Kernel{
 		{Name: "LN", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true},
@@ -75,13 +76,22 @@ func TestBlockedForm(t *testing.T) {
 		if fused := fuse(k) != nil; fused != sk.Mean {
 			t.Errorf("%s: mean and variance fused %v", sk.Name, fused)
 		} else if fused {
-			for _, want := range []string{"Moments(", "(runMean, runM2 float64) {", "runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*", "spent+cost > budget*lagM2 {", "blockShift := float32(lagMean)", "blockShift = 0", "<= 0x1p-44*float64(varianceEps) {", "waiting++", "for p := 0; p+1 < waiting; p += 2 {", "if waiting%2 == 1 {"} {
+			for _, want := range []string{"Moments(", "(runMean, runM2 float64) {", "runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*", "spent+cost > budget*lagM2 {", "blockShift := float32(lagMean)", "blockShift = 0", "waiting++", "for p := 0; p+1 < waiting; p += 2 {", "if waiting%2 == 1 {"} {
 				if !strings.Contains(fast, want) {
 					t.Errorf("%s: fused form lacks %q:\n%s", sk.Name, want, fast)
 				}
 			}
 			if strings.Contains(fast, "pivotMean") || strings.Contains(fast, "correctionSq") {
 				t.Errorf("%s: the two passes remain beside the fused one:\n%s", sk.Name, fast)
+			}
+			// The output pass drops the correction on every row; a kernel
+			// storing the mean still adds it there.
+			if strings.Contains(fast, "-correction)") || strings.Contains(fast, "0x1p-44") {
+				t.Errorf("%s: the output pass reads the correction:\n%s", sk.Name, fast)
+			}
+			stored, computed := strings.Contains(fast, "mean := shift + correction"), strings.Contains(fast, "correction :=")
+			if stored != sk.SaveStats || computed != sk.SaveStats {
+				t.Errorf("%s: the mean stored %v, the correction computed %v:\n%s", sk.Name, stored, computed, fast)
 			}
 		}
 		if m := unnamed(src); m != "" {

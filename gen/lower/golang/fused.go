@@ -2,6 +2,7 @@ package golang
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -459,12 +460,15 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call, pre []jen.Code, fn
 		jen.If(id("whole").Op(">").Lit(0)).Block(head...).Else().Block(short...),
 		jen.Return(),
 	)
-	return []jen.Code{
+	call = []jen.Code{
 		jen.List(id("runMean"), id("runM2")).Op(":=").Id(name).Call(args...),
 		id(k.ScalarName(fu.shift)).Op(":=").Float32().Call(id("runMean")),
-		id(k.ScalarName(fu.correction)).Op(":=").Float32().Call(id("runMean").Op("-").Float64().Call(id(k.ScalarName(fu.shift)))),
-		id(k.ScalarName(fu.variance)).Op(":=").Float32().Call(id("runM2").Op("/").Float64().Call(id("h"))),
-	}, pre, fn
+	}
+	if fu.readsCorrection(k) {
+		call = append(call, id(k.ScalarName(fu.correction)).Op(":=").Float32().Call(id("runMean").Op("-").Float64().Call(id(k.ScalarName(fu.shift)))))
+	}
+	call = append(call, id(k.ScalarName(fu.variance)).Op(":=").Float32().Call(id("runM2").Op("/").Float64().Call(id("h"))))
+	return call, pre, fn
 }
 
 // chain is lp over the elements from whole to h, each sum one float32
@@ -488,13 +492,13 @@ func (l *lowering) chain(lp *ir.Loop) []jen.Code {
 	}
 }
 
-// The output pass subtracts the correction, what float32(mean) misses of
-// the mean, from every deviation: an add an element. Where |correction|
-// is at most 2^-22 of sqrt(variance + eps) dropping it moves an output by
-// at most 2^-22*|g| (g the scale), a 16th of the accuracy contract's term
-// in |g| (64*2^-24*|g|): such rows take the pass without it. As
-// |correction| <= 2^-24*|mean|, that is every row with |mean| <= 4*sigma
-// and most rows up to 8*sigma.
+// The output pass of the IR subtracts the correction, what float32(mean)
+// misses of the mean, from every deviation: an add an element. The float32
+// form drops it on every row. |correction| is the float32 rounding
+// remainder of the float64 mean, at most 2^-24*|mean| <= 2^-24*max|s| (or
+// 2^-150 among the subnormals), so dropping it moves an output by at most
+// 2^-24*|g|*max|s|/sigma: under one unit of the accuracy contract's term
+// in |g|*max|s|/sigma, of the 64 it allows (docs/accuracy.md).
 
 // corrected is the index in lp of its op subtracting the correction, or
 // -1.
@@ -530,17 +534,34 @@ func bypass(lp *ir.Loop, i int) *ir.Loop {
 }
 
 // outputLoop is the float32 form of lp, the output pass reading the
-// correction, in two: without the correction where it is negligible
-// beside sqrt(guarded), the guarded variance + eps; with it elsewhere.
-// The pass without it runs two rows at a time (see paired): decl goes
-// before the loop over the rows, last after it.
-func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int, guarded ir.S) (row, decl, last []jen.Code) {
-	without := bypass(lp, i)
-	with := l.loop(lp)
-	c := jen.Float64().Call(l.value(fu.correction))
-	cond := c.Clone().Op("*").Add(c.Clone()).Op("<=").Op("0x1p-44").Op("*").Float64().Call(l.value(guarded))
-	pass, decl, last := l.paired(without, fu.waitRows())
-	return []jen.Code{jen.If(cond).Block(pass...).Else().Block(with...)}, decl, last
+// correction, without it. The pass runs two rows at a time (see paired):
+// decl goes before the loop over the rows, last after it.
+func (l *lowering) outputLoop(fu *fusion, lp *ir.Loop, i int) (row, decl, last []jen.Code) {
+	return l.paired(bypass(lp, i), fu.waitRows())
+}
+
+// readsCorrection reports whether a statement of k other than the fused
+// code and the output pass (which drops it) reads the correction: a mean
+// the kernel stores.
+func (fu *fusion) readsCorrection(k *ir.Kernel) bool {
+	for i, st := range k.Body {
+		if fu.skip[i] {
+			continue
+		}
+		switch st := st.(type) {
+		case *ir.Scalar:
+			if slices.Contains(st.Args, fu.correction) {
+				return true
+			}
+		case *ir.Loop:
+			for _, op := range st.Ops {
+				if op.Code == ir.VSplat && op.Scalar == fu.correction && fu.corrected(st) < 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // waitRows is how many rows' output passes wait for each other: their
@@ -659,7 +680,7 @@ func (l *lowering) paired(lp *ir.Loop, group int) (row, decl, last []jen.Code) {
 		decl = append(decl, jen.Var().Id(pend(l.k.ScalarName(s))).Index(jen.Lit(group)).Float32())
 		keep, kept = append(keep, jen.Id(pend(l.k.ScalarName(s))).Index(jen.Id("waiting"))), append(kept, l.value(s))
 	}
-	decl = append([]jen.Code{jen.Commentf("Rows whose output passes drop the correction wait, %d at most: their statistics run back to back, then their passes two rows a loop.", group)}, decl...)
+	decl = append([]jen.Code{jen.Commentf("Rows wait for their output passes, %d at most: their statistics run back to back, then their passes two rows a loop.", group)}, decl...)
 	decl = append(decl, jen.Id("waiting").Op(":=").Lit(0))
 	row = []jen.Code{
 		jen.List(keep...).Op("=").List(kept...),
