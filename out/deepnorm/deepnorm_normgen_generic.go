@@ -13,7 +13,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
 	var pendFRow [4][]float32
@@ -32,7 +32,6 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		pivot := alphaX0 + f0
 		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, budget, h)
 		shift := float32(runMean)
-		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -42,36 +41,30 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendXRow[waiting], pendFRow[waiting], pendAlpha[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, fRow, alpha, shift, rstd
-			waiting++
-			if waiting == 4 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					xRowA := pendXRow[p][:h]
-					fRowA := pendFRow[p][:h]
-					alphaA := pendAlpha[p]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					xRowB := pendXRow[p+1][:h]
-					fRowB := pendFRow[p+1][:h]
-					alphaB := pendAlpha[p+1]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = (float32(((float32(alphaA*xRowA[i])+fRowA[i])-shiftA)*rstdA*gammaI) + betaI)
-						dstRowB[i] = (float32(((float32(alphaB*xRowB[i])+fRowB[i])-shiftB)*rstdB*gammaI) + betaI)
-					}
+		pendDstRow[waiting], pendXRow[waiting], pendFRow[waiting], pendAlpha[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, fRow, alpha, shift, rstd
+		waiting++
+		if waiting == 4 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				xRowA := pendXRow[p][:h]
+				fRowA := pendFRow[p][:h]
+				alphaA := pendAlpha[p]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				xRowB := pendXRow[p+1][:h]
+				fRowB := pendFRow[p+1][:h]
+				alphaB := pendAlpha[p+1]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = (float32(((float32(alphaA*xRowA[i])+fRowA[i])-shiftA)*rstdA*gammaI) + betaI)
+					dstRowB[i] = (float32(((float32(alphaB*xRowB[i])+fRowB[i])-shiftB)*rstdB*gammaI) + betaI)
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = (float32((((float32(alpha*xRow[i])+fRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i])
-			}
+			waiting = 0
 		}
 	}
 	for p := 0; p+1 < waiting; p += 2 {

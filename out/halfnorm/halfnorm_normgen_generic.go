@@ -13,7 +13,7 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]uint16
 	var pendXRow [4][]uint16
 	var pendShift [4]float32
@@ -25,7 +25,6 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		pivot := halfnormWidenBF16(xRow[0])
 		runMean, runM2 := halfnormGoBF16LayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
-		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -35,32 +34,26 @@ func halfnormGoBF16LayerNormAny(dst, x []uint16, gamma, beta []float32, rows, h 
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
-			waiting++
-			if waiting == 4 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					xRowA := pendXRow[p][:h]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					xRowB := pendXRow[p+1][:h]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
-						dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
-					}
+		pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+		waiting++
+		if waiting == 4 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				xRowA := pendXRow[p][:h]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				xRowB := pendXRow[p+1][:h]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+					dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = halfnormNarrowBF16((float32(((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i]))
-			}
+			waiting = 0
 		}
 	}
 	for p := 0; p+1 < waiting; p += 2 {
@@ -784,7 +777,7 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]uint16
 	var pendXRow [4][]uint16
 	var pendShift [4]float32
@@ -807,32 +800,26 @@ func halfnormGoBF16LayerNormTrainAny(dst []uint16, means, rstds []float32, x []u
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
-			waiting++
-			if waiting == 4 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					xRowA := pendXRow[p][:h]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					xRowB := pendXRow[p+1][:h]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
-						dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
-					}
+		pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+		waiting++
+		if waiting == 4 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				xRowA := pendXRow[p][:h]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				xRowB := pendXRow[p+1][:h]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowA[i])-shiftA)*rstdA*gammaI) + betaI))
+					dstRowB[i] = halfnormNarrowBF16((float32((halfnormWidenBF16(xRowB[i])-shiftB)*rstdB*gammaI) + betaI))
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = halfnormNarrowBF16((float32(((halfnormWidenBF16(xRow[i])-shift)-correction)*rstd*gamma[i]) + beta[i]))
-			}
+			waiting = 0
 		}
 		means[r] = mean
 		rstds[r] = rstd

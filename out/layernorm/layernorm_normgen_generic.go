@@ -13,7 +13,7 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
 	var pendShift [4]float32
@@ -25,7 +25,6 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		pivot := xRow[0]
 		runMean, runM2 := layernormGoLayerNormAnyMoments(xRow, pivot, budget, h)
 		shift := float32(runMean)
-		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -35,32 +34,26 @@ func layernormGoLayerNormAny(dst, x, gamma, beta []float32, rows, h int) {
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
-			waiting++
-			if waiting == 4 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					xRowA := pendXRow[p][:h]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					xRowB := pendXRow[p+1][:h]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
-						dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
-					}
+		pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+		waiting++
+		if waiting == 4 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				xRowA := pendXRow[p][:h]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				xRowB := pendXRow[p+1][:h]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+					dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
-			}
+			waiting = 0
 		}
 	}
 	for p := 0; p+1 < waiting; p += 2 {
@@ -238,7 +231,7 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 2 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 2 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [2][]float32
 	var pendSumRow [2][]float32
 	var pendShift [2]float32
@@ -254,7 +247,6 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		pivot := x0 + f0
 		runMean, runM2 := layernormGoAddLayerNormAnyMoments(sumRow, xRow, fRow, pivot, budget, h)
 		shift := float32(runMean)
-		correction := float32(runMean - float64(shift))
 		variance := float32(runM2 / float64(h))
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -264,32 +256,26 @@ func layernormGoAddLayerNormAny(dst, sum, x, f, gamma, beta []float32, rows, h i
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendSumRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, sumRow, shift, rstd
-			waiting++
-			if waiting == 2 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					sumRowA := pendSumRow[p][:h]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					sumRowB := pendSumRow[p+1][:h]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = (float32((sumRowA[i]-shiftA)*rstdA*gammaI) + betaI)
-						dstRowB[i] = (float32((sumRowB[i]-shiftB)*rstdB*gammaI) + betaI)
-					}
+		pendDstRow[waiting], pendSumRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, sumRow, shift, rstd
+		waiting++
+		if waiting == 2 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				sumRowA := pendSumRow[p][:h]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				sumRowB := pendSumRow[p+1][:h]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = (float32((sumRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+					dstRowB[i] = (float32((sumRowB[i]-shiftB)*rstdB*gammaI) + betaI)
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = (float32(((sumRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
-			}
+			waiting = 0
 		}
 	}
 	for p := 0; p+1 < waiting; p += 2 {
@@ -544,7 +530,7 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 	beta = beta[:h]
 	// What the unshifted blocks may add to the rounding of a row's squared deviations, relative to them: ln of the blocks.
 	budget := math.Log(float64(h / 64))
-	// Rows whose output passes drop the correction wait, 4 at most: their statistics run back to back, then their passes two rows a loop.
+	// Rows wait for their output passes, 4 at most: their statistics run back to back, then their passes two rows a loop.
 	var pendDstRow [4][]float32
 	var pendXRow [4][]float32
 	var pendShift [4]float32
@@ -567,32 +553,26 @@ func layernormGoLayerNormStatsAny(dst, means, rstds, x, gamma, beta []float32, r
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
 		mean := shift + correction
-		if float64(correction)*float64(correction) <= 0x1p-44*float64(varianceEps) {
-			pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
-			waiting++
-			if waiting == 4 {
-				for p := 0; p+1 < waiting; p += 2 {
-					dstRowA := pendDstRow[p][:h]
-					xRowA := pendXRow[p][:h]
-					shiftA := pendShift[p]
-					rstdA := pendRstd[p]
-					dstRowB := pendDstRow[p+1][:h]
-					xRowB := pendXRow[p+1][:h]
-					shiftB := pendShift[p+1]
-					rstdB := pendRstd[p+1]
-					for i := range h {
-						gammaI := gamma[i]
-						betaI := beta[i]
-						dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
-						dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
-					}
+		pendDstRow[waiting], pendXRow[waiting], pendShift[waiting], pendRstd[waiting] = dstRow, xRow, shift, rstd
+		waiting++
+		if waiting == 4 {
+			for p := 0; p+1 < waiting; p += 2 {
+				dstRowA := pendDstRow[p][:h]
+				xRowA := pendXRow[p][:h]
+				shiftA := pendShift[p]
+				rstdA := pendRstd[p]
+				dstRowB := pendDstRow[p+1][:h]
+				xRowB := pendXRow[p+1][:h]
+				shiftB := pendShift[p+1]
+				rstdB := pendRstd[p+1]
+				for i := range h {
+					gammaI := gamma[i]
+					betaI := beta[i]
+					dstRowA[i] = (float32((xRowA[i]-shiftA)*rstdA*gammaI) + betaI)
+					dstRowB[i] = (float32((xRowB[i]-shiftB)*rstdB*gammaI) + betaI)
 				}
-				waiting = 0
 			}
-		} else {
-			for i := range h {
-				dstRow[i] = (float32(((xRow[i]-shift)-correction)*rstd*gamma[i]) + beta[i])
-			}
+			waiting = 0
 		}
 		means[r] = mean
 		rstds[r] = rstd
