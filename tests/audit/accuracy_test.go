@@ -11,7 +11,7 @@ import (
 // adversarial are rows aimed at the pure-Go one-pass statistics: blocks
 // summed around 0 while the row's budget lasts (a mean that grows along
 // the row, blocks far from the running mean), the dropped correction
-// (means of a few sigma), and long rows far from 0. Each is filled for a
+// (means of a few sigma and more), and long rows far from 0. Each is filled for a
 // row of h values.
 var adversarial = []struct {
 	name string

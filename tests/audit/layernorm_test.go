@@ -63,8 +63,7 @@ var lnEntries = []lnEntry{
 }
 
 // TestLayerNormRowsIndependent: every sequence of three rows of the kinds
-// above (a correction dropped, so the row waits for the next; kept; a
-// guarded row; ...), at row lengths around the 64-value blocks, gives each
+// above (near 0, far from 0, a guarded row; ...), at row lengths around the 64-value blocks, gives each
 // row the bits it gets in a call of its own under pure Go, and the bits of
 // the out-of-place call in place; every finite row obeys the contract.
 func TestLayerNormRowsIndependent(t *testing.T) {

@@ -61,8 +61,9 @@ func units(got []float32, y64 []float64, gamma []float32, sigma, maxAbs float64)
 }
 
 // rowKinds are rows that take each path of the pure-Go LayerNorm family:
-// a correction dropped (the row waits for a second) or kept, a guard
-// (the float64 form), and values that stress the one-pass statistics.
+// near 0 or far from it (blocks summed around 0, or shifted; every row
+// waits for a second), a guard (the float64 form), and values that
+// stress the one-pass statistics.
 var rowKinds = []struct {
 	name string
 	fill func(rng *rand.Rand, row []float32)
