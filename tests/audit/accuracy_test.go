@@ -64,6 +64,12 @@ var adversarial = []struct {
 			row[i] = float32(2 + rng.NormFloat64())
 		}
 	}},
+	{"mean3sigma", func(rng *rand.Rand, row []float32) {
+		// Near the largest |mean|/std whose blocks may be summed around 0.
+		for i := range row {
+			row[i] = float32(3.05 + rng.NormFloat64())
+		}
+	}},
 	{"mean4sigma", func(rng *rand.Rand, row []float32) {
 		for i := range row {
 			row[i] = float32(4.01 + rng.NormFloat64())
@@ -98,10 +104,10 @@ var adversarial = []struct {
 }
 
 // TestLayerNormAdversarialAccuracy: the rows above, short and long (h =
-// 2^20 outside -short), within the contract on this implementation; the
+// 128 to 8192, and 2^20 outside -short), within the contract on this implementation; the
 // largest errors are logged.
 func TestLayerNormAdversarialAccuracy(t *testing.T) {
-	hs := []int{4096, 4097}
+	hs := []int{128, 768, 4096, 4097, 8192}
 	if !testing.Short() {
 		hs = append(hs, 1<<20)
 	}
