@@ -72,7 +72,7 @@ func ColumnTiles(k *ir.Kernel) bool {
 // columnsFunc is the tiled float32 form of k (see ColumnTiles).
 func columnsFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
-	k = impliedGuards(columnsLinear(k))
+	k = mergeGuards(impliedGuards(columnsLinear(k)))
 	l := newLowering(k)
 	l.f32 = true
 	// A sum is a value of its column like any other.
@@ -1376,15 +1376,83 @@ func impliedGuards(k *ir.Kernel) *ir.Kernel {
 			}
 		}
 	}
-	if len(drop) == 0 {
-		return k
-	}
 	nk := *k
 	nk.Body = nil
 	for i, st := range k.Body {
 		if !drop[i] {
 			nk.Body = append(nk.Body, st)
 		}
+	}
+	return &nk
+}
+
+// mergeGuards is k with each run of two or more guards over float32's
+// whole range, with only per-column arithmetic and stores of pure outputs
+// between them, made one guard on their values' sum, where the last one
+// was: the sum is finite only where every value is (see impliedGuards),
+// so each column those guards rejected is rejected still, and a column
+// whose values are finite but sum past float32's range (one of them
+// above 2^127) goes to the float64 form too, which meets the contract. A guard costs two compares and two branches a column.
+func mergeGuards(k *ir.Kernel) *ir.Kernel {
+	whole := func(st *ir.Scalar) bool {
+		return st.Lo == -math.MaxFloat32 && st.Hi == math.MaxFloat32
+	}
+	var runs [][]int
+	var run []int
+	flush := func() {
+		if len(run) > 1 {
+			runs = append(runs, run)
+		}
+		run = nil
+	}
+	for i, st := range k.Body {
+		s, ok := st.(*ir.Scalar)
+		switch {
+		case !ok, s.Code == ir.SStore && k.Arrays[s.Array].Role != ir.RowScalarOut:
+			flush()
+		case s.Code == ir.SGuard && whole(s):
+			run = append(run, i)
+		}
+	}
+	flush()
+	if len(runs) == 0 {
+		return k
+	}
+	taken := valueNames(k)
+	for _, a := range k.Arrays {
+		taken[a.Name] = true
+	}
+	nk := *k
+	nk.Body = nil
+	merged := map[int][]int{} // the last guard of a run: the run
+	skip := map[int]bool{}
+	for _, r := range runs {
+		merged[r[len(r)-1]] = r
+		for _, i := range r {
+			skip[i] = true
+		}
+	}
+	for i, st := range k.Body {
+		r, last := merged[i]
+		if !last {
+			if !skip[i] {
+				nk.Body = append(nk.Body, st)
+			}
+			continue
+		}
+		sum := k.Body[r[0]].(*ir.Scalar).Args[0]
+		for _, g := range r[1:] {
+			name := "guardSum"
+			for n := 2; taken[name]; n++ {
+				name = "guardSum" + strconv.Itoa(n)
+			}
+			taken[name] = true
+			next := ir.S(nk.NumScalars)
+			nk.NumScalars++
+			nk.Body = append(nk.Body, &ir.Scalar{Code: ir.SAdd, Dst: next, Args: []ir.S{sum, k.Body[g].(*ir.Scalar).Args[0]}, Name: name})
+			sum = next
+		}
+		nk.Body = append(nk.Body, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{sum}, Lo: -math.MaxFloat32, Hi: math.MaxFloat32})
 	}
 	return &nk
 }
