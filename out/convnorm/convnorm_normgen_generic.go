@@ -1396,15 +1396,11 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s8 := s7 * s4
 			s9 := s2 * s8
 			s9Vals[c][0] = s9
-			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
 			s11 := 0 - s6
 			s12 := s11 * s1
 			s9Vals[c][1] = s12
-			if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
+			guardSum := s9 + s12
+			if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
 				rejected[c] = true
 				rejects++
 				continue
