@@ -791,11 +791,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
-				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
 				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
@@ -930,11 +925,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
-				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
 				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
@@ -1400,36 +1390,17 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s2 := gain[r0+c]
 			s1 := rstd[r0+c]
 			s3 := acc0Chunks[c]
-			if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
 			s5 := s3 * s4
 			s6 := s2 * s5
-			if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
 			s7 := acc1Chunks[c]
-			if !(s7 >= -math.MaxFloat32 && s7 <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
 			s8 := s7 * s4
 			s9 := s2 * s8
 			s9Vals[c][0] = s9
-			if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
 			s11 := 0 - s6
 			s12 := s11 * s1
 			s9Vals[c][1] = s12
-			if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
+			guardSum := s9 + s12
+			if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
 				rejected[c] = true
 				rejects++
 				continue
@@ -1889,11 +1860,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
-				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
 				bias := biases[r]
 				oldMean := runMean[r]
 				keptMean := keep * oldMean
@@ -2025,11 +1991,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				gain := gains[r]
 				scale := rstd * gain
 				shiftVals[c][1] = scale
-				if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
 				bias := biases[r]
 				oldMean := runMean[r]
 				keptMean := keep * oldMean

@@ -72,7 +72,7 @@ func ColumnTiles(k *ir.Kernel) bool {
 // columnsFunc is the tiled float32 form of k (see ColumnTiles).
 func columnsFunc(k *ir.Kernel) jen.Code {
 	name := target.Func{Kernel: k, ISA: target.Go}.Name()
-	k = columnsLinear(k)
+	k = mergeGuards(impliedGuards(columnsLinear(k)))
 	l := newLowering(k)
 	l.f32 = true
 	// A sum is a value of its column like any other.
@@ -1061,12 +1061,12 @@ func linearOf(lp *ir.Loop, uses []int, v ir.V, scalarDef func(ir.S) bool) (f lin
 
 // columnsLinear is k with each loop's stored value that is linear in its
 // atoms (see linForm) with per-column coefficients rewritten as
-// atom*coef + ... + offset, where that takes fewer float adds (or as
-// many and fewer products) per element: the coefficients are products of
-// per-column values, computed once per column. BatchNorm's output
-// ((x-shift)-correction)*scale + bias becomes (x-shift)*scale + offset
-// with offset = bias - correction*scale; the backward's input gradient
-// ((x-mean)*rstd*c + (dy*g - m))*rstd becomes (x-mean)*a + dy*b - o. A
+// atom*coef + ... + offset, where that takes fewer float adds per
+// element: the coefficients are products of per-column values, computed
+// once per column. BatchNorm's output ((x-shift)-correction)*scale + bias
+// becomes (x-shift)*scale + offset with offset = bias - correction*scale;
+// the backward's input gradient ((x-mean)*c + (dy*g - m))*rstd keeps its
+// form (as many adds, see linearLoop). A
 // coefficient each of whose terms is a few float32 roundings of its
 // part of the sum moves each term by a few units of its own magnitude,
 // inside the contract's sum of magnitudes; the deviation from the
@@ -1234,8 +1234,11 @@ func linearLoop(k *ir.Kernel, lp *ir.Loop, defined func(ir.S) bool, name func(st
 				newMuls++
 			}
 		}
-		// Fewer adds (the pipes a scalar loop waits on); a product fewer
-		// is not worth a column's coefficients and their guards.
+		// Fewer adds (the pipes a scalar loop waits on). As many adds and
+		// fewer products is not taken: a coefficient folds per-column
+		// values into one product that may underflow where theirs did
+		// not (rstd^2 of a column of spread 1e30), and the guards see
+		// only overflow.
 		if newAdds >= adds || newMuls > muls {
 			continue
 		}
@@ -1324,6 +1327,134 @@ func linearLoop(k *ir.Kernel, lp *ir.Loop, defined func(ir.S) bool, name func(st
 		stmts = append(stmts, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{g}, Lo: -math.MaxFloat32, Hi: math.MaxFloat32})
 	}
 	return stmts, &ir.Loop{Ops: liveOps(ops)}
+}
+
+// impliedGuards is k without the guards that a later guard implies. A
+// guard over float32's whole range on s is implied by a later one on a
+// value computed from s by adds, subtracts, products, square roots or as
+// a dividend: IEEE arithmetic carries an infinity or a NaN through each,
+// so the later guard rejects every column the earlier one would, and the
+// column goes to the float64 form all the same (the same bits). Only per-
+// column arithmetic and stores of pure outputs (which that form writes
+// again) may lie between the two: a loop (whose stores may overwrite an
+// input) or a store to an array read and then written keeps every guard
+// before it.
+func impliedGuards(k *ir.Kernel) *ir.Kernel {
+	whole := func(st *ir.Scalar) bool {
+		return st.Lo == -math.MaxFloat32 && st.Hi == math.MaxFloat32
+	}
+	covered := map[ir.S]bool{}
+	drop := map[int]bool{}
+	for i := len(k.Body) - 1; i >= 0; i-- {
+		st, ok := k.Body[i].(*ir.Scalar)
+		if !ok {
+			clear(covered)
+			continue
+		}
+		switch st.Code {
+		case ir.SGuard:
+			if !whole(st) {
+				continue
+			}
+			if covered[st.Args[0]] {
+				drop[i] = true
+			}
+			covered[st.Args[0]] = true
+		case ir.SStore:
+			if k.Arrays[st.Array].Role != ir.RowScalarOut {
+				clear(covered)
+			}
+		case ir.SAdd, ir.SSub, ir.SMul, ir.SSqrt:
+			if covered[st.Dst] {
+				for _, a := range st.Args {
+					covered[a] = true
+				}
+			}
+		case ir.SDiv:
+			if covered[st.Dst] {
+				covered[st.Args[0]] = true
+			}
+		}
+	}
+	nk := *k
+	nk.Body = nil
+	for i, st := range k.Body {
+		if !drop[i] {
+			nk.Body = append(nk.Body, st)
+		}
+	}
+	return &nk
+}
+
+// mergeGuards is k with each run of two or more guards over float32's
+// whole range, with only per-column arithmetic and stores of pure outputs
+// between them, made one guard on their values' sum, where the last one
+// was: the sum is finite only where every value is (see impliedGuards),
+// so each column those guards rejected is rejected still, and a column
+// whose values are finite but sum past float32's range (one of them
+// above 2^127) goes to the float64 form too, which meets the contract. A guard costs two compares and two branches a column.
+func mergeGuards(k *ir.Kernel) *ir.Kernel {
+	whole := func(st *ir.Scalar) bool {
+		return st.Lo == -math.MaxFloat32 && st.Hi == math.MaxFloat32
+	}
+	var runs [][]int
+	var run []int
+	flush := func() {
+		if len(run) > 1 {
+			runs = append(runs, run)
+		}
+		run = nil
+	}
+	for i, st := range k.Body {
+		s, ok := st.(*ir.Scalar)
+		switch {
+		case !ok, s.Code == ir.SStore && k.Arrays[s.Array].Role != ir.RowScalarOut:
+			flush()
+		case s.Code == ir.SGuard && whole(s):
+			run = append(run, i)
+		}
+	}
+	flush()
+	if len(runs) == 0 {
+		return k
+	}
+	taken := valueNames(k)
+	for _, a := range k.Arrays {
+		taken[a.Name] = true
+	}
+	nk := *k
+	nk.Body = nil
+	merged := map[int][]int{} // the last guard of a run: the run
+	skip := map[int]bool{}
+	for _, r := range runs {
+		merged[r[len(r)-1]] = r
+		for _, i := range r {
+			skip[i] = true
+		}
+	}
+	for i, st := range k.Body {
+		r, last := merged[i]
+		if !last {
+			if !skip[i] {
+				nk.Body = append(nk.Body, st)
+			}
+			continue
+		}
+		sum := k.Body[r[0]].(*ir.Scalar).Args[0]
+		for _, g := range r[1:] {
+			name := "guardSum"
+			for n := 2; taken[name]; n++ {
+				name = "guardSum" + strconv.Itoa(n)
+			}
+			taken[name] = true
+			next := ir.S(nk.NumScalars)
+			nk.NumScalars++
+			nk.Body = append(nk.Body, &ir.Scalar{Code: ir.SAdd, Dst: next, Args: []ir.S{sum, k.Body[g].(*ir.Scalar).Args[0]}, Name: name})
+			sum = next
+		}
+		nk.Body = append(nk.Body, &ir.Scalar{Code: ir.SGuard, Dst: -1, Args: []ir.S{sum}, Lo: -math.MaxFloat32, Hi: math.MaxFloat32})
+	}
+	return &nk
 }
 
 // liveOps is ops without the values no store or sum reads, in order, each
