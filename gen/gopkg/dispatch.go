@@ -138,7 +138,7 @@ func GenericFile(p *Package) ([]byte, error) {
 	}
 	for _, k := range p.Kernels {
 		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() && bw.Fused != nil {
-			f.Add(golang.FusedFunc(bw.Rows, bw.Fused.Loop, bw.Fused.V, bw.Fused.Out)).Line()
+			f.Add(golang.FusedFunc(bw.Rows, bw.Fused.Loop, bw.Fused.Cols)).Line()
 		}
 	}
 	return render(f)

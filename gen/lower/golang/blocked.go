@@ -141,8 +141,8 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
 		}
 	}
-	if l.col != nil {
-		params = append(params, jen.Id(l.col.name).Op("=").Id(l.col.name).Index(jen.Empty(), jen.Id("h")))
+	for _, c := range l.colSums {
+		params = append(params, jen.Id(c.name).Op("=").Id(c.name).Index(jen.Empty(), jen.Id("h")))
 	}
 	if len(params) > 0 {
 		body = append(body, jen.Comment("Lengths the compiler can see: no bounds checks in the loops."))
@@ -309,9 +309,7 @@ func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
 		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
 	}
 	out = append(out, jen.Var().List(tailIds...).Float32())
-	if l.col != nil {
-		l.colAt = func() *jen.Statement { return jen.Id(l.col.name).Index(jen.Id("i")) }
-	}
+	l.colAt = func(name string) *jen.Statement { return jen.Id(name).Index(jen.Id("i")) }
 	code, accTerms := l.elementOps(lp, uses, l.at32, "")
 	tail = append(tail, code...)
 	for _, a := range accs {
@@ -342,8 +340,10 @@ func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk
 			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(row))
 		}
 	}
-	if c := l.col; c != nil && c.lp == lp {
-		blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
+	for _, c := range l.colSums {
+		if c.lp == lp {
+			blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
+		}
 	}
 	for _, a := range accs {
 		var ids []jen.Code
@@ -393,9 +393,7 @@ func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
 			}
 			return jen.Id(l.blockName(a)).Index(idx.Clone())
 		}
-		if l.col != nil {
-			l.colAt = func() *jen.Statement { return jen.Id(l.col.name + "Block").Index(idx.Clone()) }
-		}
+		l.colAt = func(name string) *jen.Statement { return jen.Id(name + "Block").Index(idx.Clone()) }
 		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
 		stepBody = append(stepBody, code...)
 		elems[e] = accTerms
@@ -454,8 +452,10 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			rounded[op.Args[2]] = true
 		}
 	}
-	if c := l.col; c != nil && c.lp == lp {
-		rounded[c.v] = true
+	for _, c := range l.colSums {
+		if c.lp == lp {
+			rounded[c.v] = true
+		}
 	}
 	for i, op := range lp.Ops {
 		var e *jen.Statement
@@ -491,8 +491,10 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			product[i] = false
 		}
 		expr[i] = e
-		if c := l.col; c != nil && c.lp == lp && c.v == ir.V(i) {
-			code = append(code, l.colAt().Op("+=").Add(ref(c.v)))
+		for _, c := range l.colSums {
+			if c.lp == lp && c.v == ir.V(i) {
+				code = append(code, l.colAt(c.name).Op("+=").Add(ref(c.v)))
+			}
 		}
 	}
 	return code, terms
