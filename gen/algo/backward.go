@@ -32,6 +32,10 @@ type Backward struct {
 	// Args are the entry points' arrays in signature order: outputs,
 	// inputs, parameters.
 	Args []BackwardArg
+	// GoRows (nil: Rows) is the Rows kernel the pure-Go form is written
+	// from, where Fused needs a first loop that the other lowerings had
+	// better not take (with a mean: one more product an element).
+	GoRows *ir.Kernel
 	// Fused (nil: none) lets the pure-Go form add the Params kernel's
 	// column sums in the Rows kernel's first loop, which computes their
 	// terms already, so that dy and x are read twice rather than three
@@ -99,14 +103,23 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 	case "channels":
 		rowsLayout, paramsLayout = ir.Columns, ir.Rows
 	}
-	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows"); err != nil {
+	// Without a mean, every lowering takes the fused first loop: no
+	// product more an element there.
+	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows", fusable(k) && !k.Mean); err != nil {
 		return nil, err
 	}
 	if fusable(k) {
-		bw.Fused = fusedSums(bw.Rows, k.Shift)
+		goRows := bw.Rows
+		if k.Mean {
+			if goRows, err = backwardRows(k, rowsLayout, "Rows", true); err != nil {
+				return nil, err
+			}
+			bw.GoRows = goRows
+		}
+		bw.Fused = fusedSums(goRows, k.Shift)
 	}
 	if k.Axis == "batch" {
-		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns"); err != nil {
+		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns", false); err != nil {
 			return nil, err
 		}
 	}
@@ -172,6 +185,14 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 		add("gamma", "the per-element scale, as in the forward", PerColumn, false)
 	}
 	return bw, nil
+}
+
+// GoRowsKernel is the Rows kernel of the pure-Go form: GoRows, else Rows.
+func (bw *Backward) GoRowsKernel() *ir.Kernel {
+	if bw.GoRows != nil {
+		return bw.GoRows
+	}
+	return bw.Rows
 }
 
 // backwardElem is the storage of a backward's row arrays (dy, x, f,
@@ -310,7 +331,9 @@ func fusedSums(rows *ir.Kernel, shift bool) *FusedSums {
 // and per row dgain = sum(dy*xhat), dbias = sum(dy). Both sums of the
 // first pass follow the blocked summation policy; a row whose float32
 // sums leave float32's range (or are NaN) goes to the float64 path.
-func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, error) {
+// fused: the first loop computes dy*xhat, dgamma's term (FusedSums), and
+// the row sum of u*xhat as (dy*xhat)*gamma.
+func backwardRows(k spec.Kernel, layout ir.Layout, suffix string, fused bool) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name+"Backward"+suffix, backwardFormula(k))
 	b.SetLayout(layout)
 	stat := k.Stat()
@@ -413,11 +436,11 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 			d := l.Load(dy)
 			var uv, xh, g ir.V = -1, -1, -1
 			switch {
-			case accU >= 0 && accUX >= 0 && fusable(k):
+			case accU >= 0 && accUX >= 0 && fused:
 				// gamma loaded once for u and u*xhat.
 				g = l.Load(gamma)
 				uv = l.Mul(d, g)
-			case accU >= 0 || (accUX >= 0 && !fusable(k)):
+			case accU >= 0 || (accUX >= 0 && !fused):
 				uv = u(l, d)
 			}
 			if accUX >= 0 || accG >= 0 {
@@ -427,7 +450,7 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 				l.Acc(accU, uv)
 			}
 			switch {
-			case accUX >= 0 && fusable(k):
+			case accUX >= 0 && fused:
 				// u*xhat as (dy*xhat)*gamma: dy*xhat is dgamma's term (FusedSums).
 				dxh := l.Mul(d, xh)
 				if g < 0 {

@@ -33,7 +33,7 @@ func TestBackwardStorage(t *testing.T) {
 				t.Errorf("%s: entry point array %s has storage %v", k.Name, a.Name, a.Elem)
 			}
 		}
-		for _, ik := range []*ir.Kernel{bw.Rows, bw.Params, bw.Columns, bw.Sums} {
+		for _, ik := range []*ir.Kernel{bw.Rows, bw.GoRows, bw.Params, bw.Columns, bw.Sums} {
 			if ik == nil {
 				continue
 			}
@@ -80,7 +80,20 @@ func TestBackwardFused(t *testing.T) {
 		if bw.Fused == nil {
 			continue
 		}
-		lp, ok := bw.Rows.Body[bw.Fused.Loop].(*ir.Loop)
+		rows := bw.GoRowsKernel()
+		if (bw.GoRows != nil) != k.Mean {
+			t.Errorf("%+v: a pure-Go Rows kernel of its own %v, want %v (with a mean)", k, bw.GoRows != nil, k.Mean)
+		}
+		// The entry points call either form with Rows' arguments.
+		if len(rows.Arrays) != len(bw.Rows.Arrays) || rows.Name != bw.Rows.Name {
+			t.Fatalf("%+v: pure-Go Rows kernel %s with %d arrays, Rows %s with %d", k, rows.Name, len(rows.Arrays), bw.Rows.Name, len(bw.Rows.Arrays))
+		}
+		for i, a := range rows.Arrays {
+			if b := bw.Rows.Arrays[i]; a.Name != b.Name || a.Role != b.Role || a.Elem != b.Elem {
+				t.Errorf("%+v: pure-Go Rows array %d is %+v, Rows' %+v", k, i, a, b)
+			}
+		}
+		lp, ok := rows.Body[bw.Fused.Loop].(*ir.Loop)
 		want := 1
 		if k.Shift {
 			want = 2
@@ -90,7 +103,7 @@ func TestBackwardFused(t *testing.T) {
 		}
 		if k.Shift {
 			d := lp.Ops[bw.Fused.Cols[1].V]
-			if bw.Fused.Cols[1].Out != "dbeta" || bw.Params.ArrayIndex("dbeta") < 0 || d.Code != ir.VLoad || bw.Rows.Arrays[d.Array].Name != "dy" {
+			if bw.Fused.Cols[1].Out != "dbeta" || bw.Params.ArrayIndex("dbeta") < 0 || d.Code != ir.VLoad || rows.Arrays[d.Array].Name != "dy" {
 				t.Errorf("%+v: second fused sum %+v is not dbeta of the loaded dy", k, bw.Fused.Cols[1])
 			}
 		}
@@ -106,8 +119,8 @@ func TestBackwardFused(t *testing.T) {
 		if k.Mean && c.Code == ir.VSub && lp.Ops[c.Args[1]].Code == ir.VSplat {
 			c = lp.Ops[c.Args[0]] // x - mean
 		}
-		if d.Code != ir.VLoad || bw.Rows.Arrays[d.Array].Name != "dy" || xh.Code != ir.VMul ||
-			c.Code != ir.VLoad || bw.Rows.Arrays[c.Array].Name != "x" ||
+		if d.Code != ir.VLoad || rows.Arrays[d.Array].Name != "dy" || xh.Code != ir.VMul ||
+			c.Code != ir.VLoad || rows.Arrays[c.Array].Name != "x" ||
 			lp.Ops[xh.Args[1]].Code != ir.VSplat {
 			t.Errorf("%+v: fused value is not dy*((x - mean)*rstd)", k)
 		}

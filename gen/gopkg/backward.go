@@ -274,7 +274,7 @@ func fusedSumsCall(k Kernel, h int, whole *jen.Statement) jen.Code {
 			rows = hi.Clone().Op("-").Add(lo.Clone())
 		}
 		args = append(args, rows, hExpr(h))
-		return id(golang.FusedName(bw.Rows)).Call(args...)
+		return id(golang.FusedName(bw.GoRowsKernel())).Call(args...)
 	}
 	tDecl := []jen.Code{id("t").Op(":=").Id("bwdTotals").Call(totalsLen(n, h))}
 	if n > 1 {

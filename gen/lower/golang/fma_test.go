@@ -53,8 +53,8 @@ func TestProductsRounded(t *testing.T) {
 		}
 		add(sk.Name+" backward Params", bw.Params, nil)
 		forms = append(forms,
-			form{sk.Name + " backward Rows", bw.Rows, func(k *ir.Kernel) string { return renderCode(t, k, RowFunc(k)) }},
-			form{sk.Name + " backward fused", bw.Rows, func(k *ir.Kernel) string {
+			form{sk.Name + " backward Rows", bw.GoRowsKernel(), func(k *ir.Kernel) string { return renderCode(t, k, RowFunc(k)) }},
+			form{sk.Name + " backward fused", bw.GoRowsKernel(), func(k *ir.Kernel) string {
 				return renderCode(t, k, jen.Add(FusedFunc(k, bw.Fused.Loop, bw.Fused.Cols)).Line().Add(float64Func(k, Float64Name(k))))
 			}})
 	}
