@@ -20543,7 +20543,7 @@ rows:
 	// s1 = rstd[row]
 	VMOVSS 12(SI), X7
 
-	// pass 1 over 4 rows: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over 4 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VBROADCASTSS X2, Z2
@@ -20568,133 +20568,117 @@ bloop0:
 	VMOVUPS     6144(CX)(R9*4), Z18
 	VMOVUPS     9216(CX)(R9*4), Z19
 	VMOVUPS     (DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z21
-	VMULPS      Z20, Z17, Z22
-	VMULPS      Z20, Z18, Z23
-	VMULPS      Z20, Z19, Z24
-	VMOVUPS     (DX)(R9*4), Z25
-	VMOVUPS     3072(DX)(R9*4), Z26
-	VMOVUPS     6144(DX)(R9*4), Z27
-	VMOVUPS     9216(DX)(R9*4), Z28
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z1, Z26, Z26
-	VSUBPS      Z2, Z27, Z27
-	VSUBPS      Z3, Z28, Z28
-	VMULPS      Z4, Z25, Z25
-	VMULPS      Z5, Z26, Z26
-	VMULPS      Z6, Z27, Z27
-	VMULPS      Z7, Z28, Z28
-	VADDPS      Z21, Z8, Z8
-	VADDPS      Z22, Z10, Z10
-	VADDPS      Z23, Z12, Z12
-	VADDPS      Z24, Z14, Z14
-	VMULPS      Z25, Z16, Z16
-	VMULPS      Z26, Z17, Z17
-	VMULPS      Z27, Z18, Z18
-	VMULPS      Z28, Z19, Z19
+	VMULPS      Z20, Z16, Z16
+	VMULPS      Z20, Z17, Z17
+	VMULPS      Z20, Z18, Z18
+	VMULPS      Z20, Z19, Z19
+	VMOVUPS     (DX)(R9*4), Z20
+	VMOVUPS     3072(DX)(R9*4), Z21
+	VMOVUPS     6144(DX)(R9*4), Z22
+	VMOVUPS     9216(DX)(R9*4), Z23
+	VSUBPS      Z0, Z20, Z20
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VMULPS      Z4, Z20, Z20
+	VMULPS      Z5, Z21, Z21
+	VMULPS      Z6, Z22, Z22
+	VMULPS      Z7, Z23, Z23
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z20, Z17, Z11
-	VFMADD231PS Z20, Z18, Z13
-	VFMADD231PS Z20, Z19, Z15
+	VFMADD231PS Z21, Z17, Z11
+	VFMADD231PS Z22, Z18, Z13
+	VFMADD231PS Z23, Z19, Z15
 	VMOVUPS     64(CX)(R9*4), Z16
 	VMOVUPS     3136(CX)(R9*4), Z17
 	VMOVUPS     6208(CX)(R9*4), Z18
 	VMOVUPS     9280(CX)(R9*4), Z19
 	VMOVUPS     64(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z21
-	VMULPS      Z20, Z17, Z22
-	VMULPS      Z20, Z18, Z23
-	VMULPS      Z20, Z19, Z24
-	VMOVUPS     64(DX)(R9*4), Z25
-	VMOVUPS     3136(DX)(R9*4), Z26
-	VMOVUPS     6208(DX)(R9*4), Z27
-	VMOVUPS     9280(DX)(R9*4), Z28
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z1, Z26, Z26
-	VSUBPS      Z2, Z27, Z27
-	VSUBPS      Z3, Z28, Z28
-	VMULPS      Z4, Z25, Z25
-	VMULPS      Z5, Z26, Z26
-	VMULPS      Z6, Z27, Z27
-	VMULPS      Z7, Z28, Z28
-	VADDPS      Z21, Z8, Z8
-	VADDPS      Z22, Z10, Z10
-	VADDPS      Z23, Z12, Z12
-	VADDPS      Z24, Z14, Z14
-	VMULPS      Z25, Z16, Z16
-	VMULPS      Z26, Z17, Z17
-	VMULPS      Z27, Z18, Z18
-	VMULPS      Z28, Z19, Z19
+	VMULPS      Z20, Z16, Z16
+	VMULPS      Z20, Z17, Z17
+	VMULPS      Z20, Z18, Z18
+	VMULPS      Z20, Z19, Z19
+	VMOVUPS     64(DX)(R9*4), Z20
+	VMOVUPS     3136(DX)(R9*4), Z21
+	VMOVUPS     6208(DX)(R9*4), Z22
+	VMOVUPS     9280(DX)(R9*4), Z23
+	VSUBPS      Z0, Z20, Z20
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VMULPS      Z4, Z20, Z20
+	VMULPS      Z5, Z21, Z21
+	VMULPS      Z6, Z22, Z22
+	VMULPS      Z7, Z23, Z23
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z20, Z17, Z11
-	VFMADD231PS Z20, Z18, Z13
-	VFMADD231PS Z20, Z19, Z15
+	VFMADD231PS Z21, Z17, Z11
+	VFMADD231PS Z22, Z18, Z13
+	VFMADD231PS Z23, Z19, Z15
 	VMOVUPS     128(CX)(R9*4), Z16
 	VMOVUPS     3200(CX)(R9*4), Z17
 	VMOVUPS     6272(CX)(R9*4), Z18
 	VMOVUPS     9344(CX)(R9*4), Z19
 	VMOVUPS     128(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z21
-	VMULPS      Z20, Z17, Z22
-	VMULPS      Z20, Z18, Z23
-	VMULPS      Z20, Z19, Z24
-	VMOVUPS     128(DX)(R9*4), Z25
-	VMOVUPS     3200(DX)(R9*4), Z26
-	VMOVUPS     6272(DX)(R9*4), Z27
-	VMOVUPS     9344(DX)(R9*4), Z28
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z1, Z26, Z26
-	VSUBPS      Z2, Z27, Z27
-	VSUBPS      Z3, Z28, Z28
-	VMULPS      Z4, Z25, Z25
-	VMULPS      Z5, Z26, Z26
-	VMULPS      Z6, Z27, Z27
-	VMULPS      Z7, Z28, Z28
-	VADDPS      Z21, Z8, Z8
-	VADDPS      Z22, Z10, Z10
-	VADDPS      Z23, Z12, Z12
-	VADDPS      Z24, Z14, Z14
-	VMULPS      Z25, Z16, Z16
-	VMULPS      Z26, Z17, Z17
-	VMULPS      Z27, Z18, Z18
-	VMULPS      Z28, Z19, Z19
+	VMULPS      Z20, Z16, Z16
+	VMULPS      Z20, Z17, Z17
+	VMULPS      Z20, Z18, Z18
+	VMULPS      Z20, Z19, Z19
+	VMOVUPS     128(DX)(R9*4), Z20
+	VMOVUPS     3200(DX)(R9*4), Z21
+	VMOVUPS     6272(DX)(R9*4), Z22
+	VMOVUPS     9344(DX)(R9*4), Z23
+	VSUBPS      Z0, Z20, Z20
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VMULPS      Z4, Z20, Z20
+	VMULPS      Z5, Z21, Z21
+	VMULPS      Z6, Z22, Z22
+	VMULPS      Z7, Z23, Z23
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z20, Z17, Z11
-	VFMADD231PS Z20, Z18, Z13
-	VFMADD231PS Z20, Z19, Z15
+	VFMADD231PS Z21, Z17, Z11
+	VFMADD231PS Z22, Z18, Z13
+	VFMADD231PS Z23, Z19, Z15
 	VMOVUPS     192(CX)(R9*4), Z16
 	VMOVUPS     3264(CX)(R9*4), Z17
 	VMOVUPS     6336(CX)(R9*4), Z18
 	VMOVUPS     9408(CX)(R9*4), Z19
 	VMOVUPS     192(DI)(R9*4), Z20
-	VMULPS      Z20, Z16, Z21
-	VMULPS      Z20, Z17, Z22
-	VMULPS      Z20, Z18, Z23
-	VMULPS      Z20, Z19, Z24
-	VMOVUPS     192(DX)(R9*4), Z25
-	VMOVUPS     3264(DX)(R9*4), Z26
-	VMOVUPS     6336(DX)(R9*4), Z27
-	VMOVUPS     9408(DX)(R9*4), Z28
-	VSUBPS      Z0, Z25, Z25
-	VSUBPS      Z1, Z26, Z26
-	VSUBPS      Z2, Z27, Z27
-	VSUBPS      Z3, Z28, Z28
-	VMULPS      Z4, Z25, Z25
-	VMULPS      Z5, Z26, Z26
-	VMULPS      Z6, Z27, Z27
-	VMULPS      Z7, Z28, Z28
-	VADDPS      Z21, Z8, Z8
-	VADDPS      Z22, Z10, Z10
-	VADDPS      Z23, Z12, Z12
-	VADDPS      Z24, Z14, Z14
-	VMULPS      Z25, Z16, Z16
-	VMULPS      Z26, Z17, Z17
-	VMULPS      Z27, Z18, Z18
-	VMULPS      Z28, Z19, Z19
+	VMULPS      Z20, Z16, Z16
+	VMULPS      Z20, Z17, Z17
+	VMULPS      Z20, Z18, Z18
+	VMULPS      Z20, Z19, Z19
+	VMOVUPS     192(DX)(R9*4), Z20
+	VMOVUPS     3264(DX)(R9*4), Z21
+	VMOVUPS     6336(DX)(R9*4), Z22
+	VMOVUPS     9408(DX)(R9*4), Z23
+	VSUBPS      Z0, Z20, Z20
+	VSUBPS      Z1, Z21, Z21
+	VSUBPS      Z2, Z22, Z22
+	VSUBPS      Z3, Z23, Z23
+	VMULPS      Z4, Z20, Z20
+	VMULPS      Z5, Z21, Z21
+	VMULPS      Z6, Z22, Z22
+	VMULPS      Z7, Z23, Z23
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z10, Z10
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z14, Z14
 	VFMADD231PS Z20, Z16, Z9
-	VFMADD231PS Z20, Z17, Z11
-	VFMADD231PS Z20, Z18, Z13
-	VFMADD231PS Z20, Z19, Z15
+	VFMADD231PS Z21, Z17, Z11
+	VFMADD231PS Z22, Z18, Z13
+	VFMADD231PS Z23, Z19, Z15
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
 	JB          bloop0
@@ -20799,7 +20783,7 @@ bloop0:
 	VUCOMISS X14, X17
 	JA       row
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z9, Z9, Z17
 	VADDPS     Z17, Z9, Z9
 	VSHUFF32X4 $0xb1, Z9, Z9, Z17
@@ -20809,7 +20793,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z9, Z17
 	VADDSS     X17, X9, X9
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z11, Z11, Z17
 	VADDPS     Z17, Z11, Z11
 	VSHUFF32X4 $0xb1, Z11, Z11, Z17
@@ -20819,7 +20803,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z11, Z17
 	VADDSS     X17, X11, X11
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z13, Z13, Z17
 	VADDPS     Z17, Z13, Z13
 	VSHUFF32X4 $0xb1, Z13, Z13, Z17
@@ -20829,7 +20813,7 @@ bloop0:
 	VPERMILPS  $0xb1, Z13, Z17
 	VADDSS     X17, X13, X13
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z15, Z15, Z17
 	VADDPS     Z17, Z15, Z15
 	VSHUFF32X4 $0xb1, Z15, Z15, Z17
@@ -21176,7 +21160,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -21192,39 +21176,35 @@ row:
 loop0:
 	VMOVUPS     (CX)(R9*4), Z10
 	VMOVUPS     (DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     (DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z2, Z2
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     (DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
 	VMOVUPS     64(CX)(R9*4), Z10
 	VMOVUPS     64(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     64(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z3, Z3
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     64(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
 	VMOVUPS     128(CX)(R9*4), Z10
 	VMOVUPS     128(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     128(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z4, Z4
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     128(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
 	VMOVUPS     192(CX)(R9*4), Z10
 	VMOVUPS     192(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     192(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z5, Z5
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     192(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+768
@@ -21261,7 +21241,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS     Z7, Z6, Z4
 	VADDPS     Z9, Z8, Z5
 	VADDPS     Z5, Z4, Z4
@@ -21382,6 +21362,343 @@ TEXT ·layernormAvx2LayerNormStatsBackwardRows768(SB), NOSPLIT, $0-64
 	MOVQ gamma+40(FP), DI
 	MOVQ rows+48(FP), R8
 
+	// blocks of 2 rows
+	CMPQ R8, $+2
+	JB   row
+
+rows:
+	// s0 = mean[row]
+	VMOVSS (BX), X0
+
+	// s0 = mean[row]
+	VMOVSS 4(BX), X1
+
+	// s1 = rstd[row]
+	VMOVSS (SI), X2
+
+	// s1 = rstd[row]
+	VMOVSS 4(SI), X3
+
+	// pass 1 over 2 rows: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X2, Y2
+	VBROADCASTSS X3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	XORQ         R9, R9
+
+bloop0:
+	VMOVUPS     (CX)(R9*4), Y12
+	VMOVUPS     3072(CX)(R9*4), Y13
+	VMOVUPS     (DI)(R9*4), Y14
+	VMULPS      Y14, Y12, Y12
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     (DX)(R9*4), Y14
+	VMOVUPS     3072(DX)(R9*4), Y15
+	VSUBPS      Y0, Y14, Y14
+	VSUBPS      Y1, Y15, Y15
+	VMULPS      Y2, Y14, Y14
+	VMULPS      Y3, Y15, Y15
+	VADDPS      Y12, Y4, Y4
+	VADDPS      Y13, Y8, Y8
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y15, Y13, Y10
+	VMOVUPS     32(CX)(R9*4), Y12
+	VMOVUPS     3104(CX)(R9*4), Y13
+	VMOVUPS     32(DI)(R9*4), Y14
+	VMULPS      Y14, Y12, Y12
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     32(DX)(R9*4), Y14
+	VMOVUPS     3104(DX)(R9*4), Y15
+	VSUBPS      Y0, Y14, Y14
+	VSUBPS      Y1, Y15, Y15
+	VMULPS      Y2, Y14, Y14
+	VMULPS      Y3, Y15, Y15
+	VADDPS      Y12, Y5, Y5
+	VADDPS      Y13, Y9, Y9
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y15, Y13, Y11
+	VMOVUPS     64(CX)(R9*4), Y12
+	VMOVUPS     3136(CX)(R9*4), Y13
+	VMOVUPS     64(DI)(R9*4), Y14
+	VMULPS      Y14, Y12, Y12
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     64(DX)(R9*4), Y14
+	VMOVUPS     3136(DX)(R9*4), Y15
+	VSUBPS      Y0, Y14, Y14
+	VSUBPS      Y1, Y15, Y15
+	VMULPS      Y2, Y14, Y14
+	VMULPS      Y3, Y15, Y15
+	VADDPS      Y12, Y4, Y4
+	VADDPS      Y13, Y8, Y8
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y15, Y13, Y10
+	VMOVUPS     96(CX)(R9*4), Y12
+	VMOVUPS     3168(CX)(R9*4), Y13
+	VMOVUPS     96(DI)(R9*4), Y14
+	VMULPS      Y14, Y12, Y12
+	VMULPS      Y14, Y13, Y13
+	VMOVUPS     96(DX)(R9*4), Y14
+	VMOVUPS     3168(DX)(R9*4), Y15
+	VSUBPS      Y0, Y14, Y14
+	VSUBPS      Y1, Y15, Y15
+	VMULPS      Y2, Y14, Y14
+	VMULPS      Y3, Y15, Y15
+	VADDPS      Y12, Y5, Y5
+	VADDPS      Y13, Y9, Y9
+	VFMADD231PS Y14, Y12, Y7
+	VFMADD231PS Y15, Y13, Y11
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          bloop0
+
+	// s2 = sum(dy*gamma)
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+
+	// s2 = sum(dy*gamma)
+	VADDPS       Y9, Y8, Y5
+	VEXTRACTF128 $0x01, Y5, X8
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X8
+	VADDPS       X8, X5, X5
+	VMOVSHDUP    X5, X8
+	VADDSS       X8, X5, X5
+
+	// s3 = 1/768
+	MOVL  $0x3aaaaaab, R9
+	VMOVD R9, X8
+
+	// s4 = s2 * s3
+	VMULSS X8, X4, X4
+
+	// s4 = s2 * s3
+	VMULSS X8, X5, X5
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X9
+	VUCOMISS X9, X4
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X9
+	VUCOMISS X4, X9
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X9
+	VUCOMISS X9, X5
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X9
+	VUCOMISS X5, X9
+	JA       row
+
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+
+	// s5 = sum(dy*gamma*((x - s0)*s1))
+	VADDPS       Y11, Y10, Y7
+	VEXTRACTF128 $0x01, Y7, X9
+	VADDPS       X9, X7, X7
+	VMOVHLPS     X7, X7, X9
+	VADDPS       X9, X7, X7
+	VMOVSHDUP    X7, X9
+	VADDSS       X9, X7, X7
+
+	// s6 = s5 * s3
+	VMULSS X8, X6, X6
+
+	// s6 = s5 * s3
+	VMULSS X8, X7, X7
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X6
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X6, X8
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X7
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X7, X8
+	JA       row
+
+	// the constant 0
+	MOVL  $0x00000000, R9
+	VMOVD R9, X8
+
+	// s8 = 0 - s6
+	VSUBSS X6, X8, X6
+
+	// s8 = 0 - s6
+	VSUBSS X7, X8, X7
+
+	// s9 = s8 * s1
+	VMULSS X2, X6, X6
+
+	// s9 = s8 * s1
+	VMULSS X3, X7, X7
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X6
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X6, X8
+	JA       row
+
+	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
+	MOVL     $0x7f7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X8, X7
+	JA       row
+	JPS      row
+	MOVL     $0xff7fffff, R9
+	VMOVD    R9, X8
+	VUCOMISS X7, X8
+	JA       row
+
+	// pass 2 over row 1 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
+	VBROADCASTSS X4, Y4
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X6, Y6
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+
+b0loop1:
+	VMOVUPS     (CX)(R9*4), Y8
+	VMOVUPS     (DI)(R9*4), Y9
+	VMULPS      Y9, Y8, Y8
+	VSUBPS      Y4, Y8, Y8
+	VMOVUPS     (DX)(R9*4), Y9
+	VSUBPS      Y0, Y9, Y9
+	VFMADD231PS Y6, Y9, Y8
+	VMULPS      Y2, Y8, Y8
+	VMOVUPS     Y8, (AX)(R9*4)
+	VMOVUPS     32(CX)(R9*4), Y8
+	VMOVUPS     32(DI)(R9*4), Y9
+	VMULPS      Y9, Y8, Y8
+	VSUBPS      Y4, Y8, Y8
+	VMOVUPS     32(DX)(R9*4), Y9
+	VSUBPS      Y0, Y9, Y9
+	VFMADD231PS Y6, Y9, Y8
+	VMULPS      Y2, Y8, Y8
+	VMOVUPS     Y8, 32(AX)(R9*4)
+	VMOVUPS     64(CX)(R9*4), Y8
+	VMOVUPS     64(DI)(R9*4), Y9
+	VMULPS      Y9, Y8, Y8
+	VSUBPS      Y4, Y8, Y8
+	VMOVUPS     64(DX)(R9*4), Y9
+	VSUBPS      Y0, Y9, Y9
+	VFMADD231PS Y6, Y9, Y8
+	VMULPS      Y2, Y8, Y8
+	VMOVUPS     Y8, 64(AX)(R9*4)
+	VMOVUPS     96(CX)(R9*4), Y8
+	VMOVUPS     96(DI)(R9*4), Y9
+	VMULPS      Y9, Y8, Y8
+	VSUBPS      Y4, Y8, Y8
+	VMOVUPS     96(DX)(R9*4), Y9
+	VSUBPS      Y0, Y9, Y9
+	VFMADD231PS Y6, Y9, Y8
+	VMULPS      Y2, Y8, Y8
+	VMOVUPS     Y8, 96(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b0loop1
+
+	// pass 2 over row 2 of 2: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
+	VBROADCASTSS X5, Y0
+	VBROADCASTSS X1, Y1
+	VBROADCASTSS X7, Y2
+	VBROADCASTSS X3, Y3
+	XORQ         R9, R9
+
+b1loop1:
+	VMOVUPS     3072(CX)(R9*4), Y4
+	VMOVUPS     (DI)(R9*4), Y5
+	VMULPS      Y5, Y4, Y4
+	VSUBPS      Y0, Y4, Y4
+	VMOVUPS     3072(DX)(R9*4), Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     Y4, 3072(AX)(R9*4)
+	VMOVUPS     3104(CX)(R9*4), Y4
+	VMOVUPS     32(DI)(R9*4), Y5
+	VMULPS      Y5, Y4, Y4
+	VSUBPS      Y0, Y4, Y4
+	VMOVUPS     3104(DX)(R9*4), Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     Y4, 3104(AX)(R9*4)
+	VMOVUPS     3136(CX)(R9*4), Y4
+	VMOVUPS     64(DI)(R9*4), Y5
+	VMULPS      Y5, Y4, Y4
+	VSUBPS      Y0, Y4, Y4
+	VMOVUPS     3136(DX)(R9*4), Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     Y4, 3136(AX)(R9*4)
+	VMOVUPS     3168(CX)(R9*4), Y4
+	VMOVUPS     96(DI)(R9*4), Y5
+	VMULPS      Y5, Y4, Y4
+	VSUBPS      Y0, Y4, Y4
+	VMOVUPS     3168(DX)(R9*4), Y5
+	VSUBPS      Y1, Y5, Y5
+	VFMADD231PS Y2, Y5, Y4
+	VMULPS      Y3, Y4, Y4
+	VMOVUPS     Y4, 3168(AX)(R9*4)
+	ADDQ        $+32, R9
+	CMPQ        R9, $+768
+	JB          b1loop1
+	ADDQ        $+6144, AX
+	ADDQ        $+6144, CX
+	ADDQ        $+6144, DX
+	ADDQ        $0x08, BX
+	ADDQ        $0x08, SI
+	SUBQ        $+2, R8
+	CMPQ        R8, $+2
+	JAE         rows
+	TESTQ       R8, R8
+	JZ          done
+
 row:
 	// s0 = mean[row]
 	VMOVSS (BX), X0
@@ -21389,7 +21706,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -21405,39 +21722,35 @@ row:
 loop0:
 	VMOVUPS     (CX)(R9*4), Y10
 	VMOVUPS     (DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y12
-	VMOVUPS     (DX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VMULPS      Y1, Y13, Y13
-	VADDPS      Y12, Y2, Y2
-	VMULPS      Y13, Y10, Y10
+	VMULPS      Y11, Y10, Y10
+	VMOVUPS     (DX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VMULPS      Y1, Y11, Y11
+	VADDPS      Y10, Y2, Y2
 	VFMADD231PS Y11, Y10, Y6
 	VMOVUPS     32(CX)(R9*4), Y10
 	VMOVUPS     32(DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y12
-	VMOVUPS     32(DX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VMULPS      Y1, Y13, Y13
-	VADDPS      Y12, Y3, Y3
-	VMULPS      Y13, Y10, Y10
+	VMULPS      Y11, Y10, Y10
+	VMOVUPS     32(DX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VMULPS      Y1, Y11, Y11
+	VADDPS      Y10, Y3, Y3
 	VFMADD231PS Y11, Y10, Y7
 	VMOVUPS     64(CX)(R9*4), Y10
 	VMOVUPS     64(DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y12
-	VMOVUPS     64(DX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VMULPS      Y1, Y13, Y13
-	VADDPS      Y12, Y4, Y4
-	VMULPS      Y13, Y10, Y10
+	VMULPS      Y11, Y10, Y10
+	VMOVUPS     64(DX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VMULPS      Y1, Y11, Y11
+	VADDPS      Y10, Y4, Y4
 	VFMADD231PS Y11, Y10, Y8
 	VMOVUPS     96(CX)(R9*4), Y10
 	VMOVUPS     96(DI)(R9*4), Y11
-	VMULPS      Y11, Y10, Y12
-	VMOVUPS     96(DX)(R9*4), Y13
-	VSUBPS      Y0, Y13, Y13
-	VMULPS      Y1, Y13, Y13
-	VADDPS      Y12, Y5, Y5
-	VMULPS      Y13, Y10, Y10
+	VMULPS      Y11, Y10, Y10
+	VMOVUPS     96(DX)(R9*4), Y11
+	VSUBPS      Y0, Y11, Y11
+	VMULPS      Y1, Y11, Y11
+	VADDPS      Y10, Y5, Y5
 	VFMADD231PS Y11, Y10, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, $+768
@@ -21472,7 +21785,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS       Y7, Y6, Y4
 	VADDPS       Y9, Y8, Y5
 	VADDPS       Y5, Y4, Y4
@@ -21598,7 +21911,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -21614,39 +21927,35 @@ row:
 loop0:
 	VMOVUPS     (CX)(R9*4), Z10
 	VMOVUPS     (DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     (DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z2, Z2
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     (DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
 	VMOVUPS     64(CX)(R9*4), Z10
 	VMOVUPS     64(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     64(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z3, Z3
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     64(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
 	VMOVUPS     128(CX)(R9*4), Z10
 	VMOVUPS     128(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     128(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z4, Z4
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     128(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
 	VMOVUPS     192(CX)(R9*4), Z10
 	VMOVUPS     192(DI)(R9*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     192(DX)(R9*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z5, Z5
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     192(DX)(R9*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
 	ADDQ        $+64, R9
 	CMPQ        R9, $+4096
@@ -21683,7 +21992,7 @@ loop0:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VADDPS     Z7, Z6, Z4
 	VADDPS     Z9, Z8, Z5
 	VADDPS     Z5, Z4, Z4
@@ -21811,7 +22120,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -21830,39 +22139,35 @@ row:
 loop0:
 	VMOVUPS     (CX)(R9*4), Y12
 	VMOVUPS     (DI)(R9*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     (DX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y2, Y2
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     (DX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y2, Y2
 	VFMADD231PS Y13, Y12, Y6
 	VMOVUPS     32(CX)(R9*4), Y12
 	VMOVUPS     32(DI)(R9*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     32(DX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y3, Y3
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     32(DX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y3, Y3
 	VFMADD231PS Y13, Y12, Y7
 	VMOVUPS     64(CX)(R9*4), Y12
 	VMOVUPS     64(DI)(R9*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     64(DX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y4, Y4
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     64(DX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y4, Y4
 	VFMADD231PS Y13, Y12, Y8
 	VMOVUPS     96(CX)(R9*4), Y12
 	VMOVUPS     96(DI)(R9*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     96(DX)(R9*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y5, Y5
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     96(DX)(R9*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y5, Y5
 	VFMADD231PS Y13, Y12, Y9
 	ADDQ        $+32, R9
 	CMPQ        R9, R10
@@ -21926,7 +22231,7 @@ loop0_blocks:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VEXTRACTF128 $0x01, Y6, X4
 	VADDPS       X4, X6, X4
 	VMOVHLPS     X4, X4, X5
@@ -22056,7 +22361,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Z0
 	VBROADCASTSS X1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -22077,39 +22382,35 @@ row:
 loop0s:
 	VMOVUPS     (CX)(R10*4), Z10
 	VMOVUPS     (DI)(R10*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     (DX)(R10*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z2, Z2
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     (DX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
 	VMOVUPS     64(CX)(R10*4), Z10
 	VMOVUPS     64(DI)(R10*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     64(DX)(R10*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z3, Z3
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     64(DX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z3, Z3
 	VFMADD231PS Z11, Z10, Z7
 	VMOVUPS     128(CX)(R10*4), Z10
 	VMOVUPS     128(DI)(R10*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     128(DX)(R10*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z4, Z4
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     128(DX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z4, Z4
 	VFMADD231PS Z11, Z10, Z8
 	VMOVUPS     192(CX)(R10*4), Z10
 	VMOVUPS     192(DI)(R10*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     192(DX)(R10*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z5, Z5
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     192(DX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z5, Z5
 	VFMADD231PS Z11, Z10, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R11
@@ -22124,12 +22425,11 @@ loop0s_vectors:
 loop0s_vector:
 	VMOVUPS     (CX)(R10*4), Z10
 	VMOVUPS     (DI)(R10*4), Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS     (DX)(R10*4), Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z2, Z2
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS     (DX)(R10*4), Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z2, Z2
 	VFMADD231PS Z11, Z10, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
@@ -22140,12 +22440,11 @@ loop0s_tail:
 	JZ          loop0s_done
 	VMOVUPS.Z   (CX)(R10*4), K1, Z10
 	VMOVUPS.Z   (DI)(R10*4), K1, Z11
-	VMULPS      Z11, Z10, Z12
-	VMOVUPS.Z   (DX)(R10*4), K1, Z13
-	VSUBPS      Z0, Z13, Z13
-	VMULPS      Z1, Z13, Z13
-	VADDPS      Z12, Z2, K1, Z2
-	VMULPS      Z13, Z10, Z10
+	VMULPS      Z11, Z10, Z10
+	VMOVUPS.Z   (DX)(R10*4), K1, Z11
+	VSUBPS      Z0, Z11, Z11
+	VMULPS      Z1, Z11, Z11
+	VADDPS      Z10, Z2, K1, Z2
 	VFMADD231PS Z11, Z10, K1, Z6
 
 loop0s_done:
@@ -22174,39 +22473,35 @@ loop0_long:
 loop0:
 	VMOVUPS     (CX)(R10*4), Z14
 	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     (DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z2, Z2
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     (DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z2, Z2
 	VFMADD231PS Z15, Z14, Z6
 	VMOVUPS     64(CX)(R10*4), Z14
 	VMOVUPS     64(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     64(DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z3, Z3
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     64(DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z15, Z14, Z7
 	VMOVUPS     128(CX)(R10*4), Z14
 	VMOVUPS     128(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     128(DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z4, Z4
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     128(DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z15, Z14, Z8
 	VMOVUPS     192(CX)(R10*4), Z14
 	VMOVUPS     192(DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     192(DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z5, Z5
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     192(DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z5, Z5
 	VFMADD231PS Z15, Z14, Z9
 	ADDQ        $+64, R10
 	CMPQ        R10, R12
@@ -22257,36 +22552,33 @@ loop0_vectors:
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R10*4), Z14
 	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     (DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z2, Z2
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     (DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z2, Z2
 	VFMADD231PS Z15, Z14, Z6
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R10*4), Z14
 	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     (DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z3, Z3
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     (DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z3, Z3
 	VFMADD231PS Z15, Z14, Z7
 	ADDQ        $+16, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
 	VMOVUPS     (CX)(R10*4), Z14
 	VMOVUPS     (DI)(R10*4), Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS     (DX)(R10*4), Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z4, Z4
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS     (DX)(R10*4), Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z4, Z4
 	VFMADD231PS Z15, Z14, Z8
 	ADDQ        $+16, R10
 
@@ -22295,12 +22587,11 @@ loop0_tail:
 	JZ          loop0_done
 	VMOVUPS.Z   (CX)(R10*4), K1, Z14
 	VMOVUPS.Z   (DI)(R10*4), K1, Z15
-	VMULPS      Z15, Z14, Z16
-	VMOVUPS.Z   (DX)(R10*4), K1, Z17
-	VSUBPS      Z0, Z17, Z17
-	VMULPS      Z1, Z17, Z17
-	VADDPS      Z16, Z5, K1, Z5
-	VMULPS      Z17, Z14, Z14
+	VMULPS      Z15, Z14, Z14
+	VMOVUPS.Z   (DX)(R10*4), K1, Z15
+	VSUBPS      Z0, Z15, Z15
+	VMULPS      Z1, Z15, Z15
+	VADDPS      Z14, Z5, K1, Z5
 	VFMADD231PS Z15, Z14, K1, Z9
 
 loop0_done:
@@ -22346,7 +22637,7 @@ loop0_summed:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VSHUFF32X4 $0x4e, Z6, Z6, Z4
 	VADDPS     Z4, Z6, Z4
 	VSHUFF32X4 $0xb1, Z4, Z4, Z5
@@ -22493,7 +22784,7 @@ done:
 
 // func avx2LayerNormStatsBackwardRowsAny(dx *float32, dy *float32, x *float32, mean *float32, rstd *float32, gamma *float32, rows int, h int) int
 // Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·layernormAvx2LayerNormStatsBackwardRowsAny(SB), NOSPLIT, $128-72
+TEXT ·layernormAvx2LayerNormStatsBackwardRowsAny(SB), NOSPLIT, $64-72
 	MOVQ dx+0(FP), AX
 	MOVQ dy+8(FP), CX
 	MOVQ x+16(FP), DX
@@ -22510,7 +22801,7 @@ row:
 	// s1 = rstd[row]
 	VMOVSS (SI), X1
 
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VBROADCASTSS X0, Y0
 	VBROADCASTSS X1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -22533,39 +22824,35 @@ row:
 loop0s:
 	VMOVUPS     (CX)(R10*4), Y12
 	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     (DX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y2, Y2
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     (DX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y2, Y2
 	VFMADD231PS Y13, Y12, Y7
 	VMOVUPS     32(CX)(R10*4), Y12
 	VMOVUPS     32(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     32(DX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y3, Y3
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     32(DX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y3, Y3
 	VFMADD231PS Y13, Y12, Y8
 	VMOVUPS     64(CX)(R10*4), Y12
 	VMOVUPS     64(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     64(DX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y4, Y4
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     64(DX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y4, Y4
 	VFMADD231PS Y13, Y12, Y9
 	VMOVUPS     96(CX)(R10*4), Y12
 	VMOVUPS     96(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     96(DX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y5, Y5
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     96(DX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y5, Y5
 	VFMADD231PS Y13, Y12, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R11
@@ -22580,12 +22867,11 @@ loop0s_vectors:
 loop0s_vector:
 	VMOVUPS     (CX)(R10*4), Y12
 	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
-	VMOVUPS     (DX)(R10*4), Y15
-	VSUBPS      Y0, Y15, Y15
-	VMULPS      Y1, Y15, Y15
-	VADDPS      Y14, Y2, Y2
-	VMULPS      Y15, Y12, Y12
+	VMULPS      Y13, Y12, Y12
+	VMOVUPS     (DX)(R10*4), Y13
+	VSUBPS      Y0, Y13, Y13
+	VMULPS      Y1, Y13, Y13
+	VADDPS      Y12, Y2, Y2
 	VFMADD231PS Y13, Y12, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
@@ -22598,12 +22884,11 @@ loop0s_tail:
 loop0s_element:
 	VMOVSS      (CX)(R10*4), X12
 	VMOVSS      (DI)(R10*4), X13
-	VMULSS      X13, X12, X14
-	VMOVSS      (DX)(R10*4), X15
-	VSUBSS      X0, X15, X15
-	VMULSS      X1, X15, X15
-	VADDSS      X14, X6, X6
-	VMULSS      X15, X12, X12
+	VMULSS      X13, X12, X12
+	VMOVSS      (DX)(R10*4), X13
+	VSUBSS      X0, X13, X13
+	VMULSS      X1, X13, X13
+	VADDSS      X12, X6, X6
 	VFMADD231SS X13, X12, X11
 	INCQ        R10
 	CMPQ        R10, R9
@@ -22622,8 +22907,8 @@ loop0_long:
 	// pass 1 for rows of more than 1983 elements: sums in chunks
 	VMOVUPS Y2, (SP)
 	VMOVUPS Y7, 32(SP)
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS Y7, 96(SP)
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y13, Y13, Y13
 	XORQ    R10, R10
 	MOVQ    R9, R11
 	ANDQ    $-32, R11
@@ -22633,42 +22918,38 @@ loop0_long:
 	CMOVQGT R11, R12
 
 loop0:
-	VMOVUPS     (CX)(R10*4), Y12
-	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VMOVUPS     (CX)(R10*4), Y14
+	VMOVUPS     (DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     (DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y2, Y2
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y7
-	VMOVUPS     32(CX)(R10*4), Y12
-	VMOVUPS     32(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VFMADD231PS Y15, Y14, Y7
+	VMOVUPS     32(CX)(R10*4), Y14
+	VMOVUPS     32(DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     32(DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y3, Y3
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y8
-	VMOVUPS     64(CX)(R10*4), Y12
-	VMOVUPS     64(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VFMADD231PS Y15, Y14, Y8
+	VMOVUPS     64(CX)(R10*4), Y14
+	VMOVUPS     64(DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     64(DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y4, Y4
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y9
-	VMOVUPS     96(CX)(R10*4), Y12
-	VMOVUPS     96(DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VFMADD231PS Y15, Y14, Y9
+	VMOVUPS     96(CX)(R10*4), Y14
+	VMOVUPS     96(DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     96(DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y5, Y5
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y10
+	VFMADD231PS Y15, Y14, Y10
 	ADDQ        $+32, R10
 	CMPQ        R10, R12
 	JB          loop0
@@ -22676,38 +22957,32 @@ loop0:
 	JNZ         loop0_vectors
 
 	// a chunk of 64 terms per lane done: the sums into the totals
-	VADDPS  Y3, Y2, Y2
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VADDPS  64(SP), Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VXORPS  Y2, Y2, Y2
-	VXORPS  Y3, Y3, Y3
-	VXORPS  Y4, Y4, Y4
-	VXORPS  Y5, Y5, Y5
-	VADDPS  Y8, Y7, Y7
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y9, Y7, Y7
-	VADDPS  96(SP), Y7, Y7
-	VMOVUPS Y7, 96(SP)
-	VXORPS  Y7, Y7, Y7
-	VXORPS  Y8, Y8, Y8
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	TESTQ   $+131071, R10
-	JNZ     loop0_chunk
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS Y2, Y12, Y12
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS Y7, Y13, Y13
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	TESTQ  $+131071, R10
+	JNZ    loop0_chunk
 
 	// 64 chunks done: the totals into the super-totals
-	VMOVUPS 64(SP), Y2
-	VADDPS  (SP), Y2, Y2
-	VMOVUPS Y2, (SP)
-	VXORPS  Y2, Y2, Y2
-	VMOVUPS Y2, 64(SP)
-	VMOVUPS 96(SP), Y7
-	VADDPS  32(SP), Y7, Y7
-	VMOVUPS Y7, 32(SP)
-	VXORPS  Y7, Y7, Y7
-	VMOVUPS Y7, 96(SP)
+	VADDPS  (SP), Y12, Y12
+	VMOVUPS Y12, (SP)
+	VXORPS  Y12, Y12, Y12
+	VADDPS  32(SP), Y13, Y13
+	VMOVUPS Y13, 32(SP)
+	VXORPS  Y13, Y13, Y13
 
 loop0_chunk:
 	MOVQ    R9, R11
@@ -22724,39 +22999,36 @@ loop0_vectors:
 	ANDQ        $-8, R11
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VMOVUPS     (CX)(R10*4), Y12
-	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VMOVUPS     (CX)(R10*4), Y14
+	VMOVUPS     (DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     (DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y2, Y2
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y7
+	VFMADD231PS Y15, Y14, Y7
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VMOVUPS     (CX)(R10*4), Y12
-	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VMOVUPS     (CX)(R10*4), Y14
+	VMOVUPS     (DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     (DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y3, Y3
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y8
+	VFMADD231PS Y15, Y14, Y8
 	ADDQ        $+8, R10
 	CMPQ        R10, R11
 	JAE         loop0_tail
-	VMOVUPS     (CX)(R10*4), Y12
-	VMOVUPS     (DI)(R10*4), Y13
-	VMULPS      Y13, Y12, Y14
+	VMOVUPS     (CX)(R10*4), Y14
+	VMOVUPS     (DI)(R10*4), Y15
+	VMULPS      Y15, Y14, Y14
 	VMOVUPS     (DX)(R10*4), Y15
 	VSUBPS      Y0, Y15, Y15
 	VMULPS      Y1, Y15, Y15
 	VADDPS      Y14, Y4, Y4
-	VMULPS      Y15, Y12, Y12
-	VFMADD231PS Y13, Y12, Y9
+	VFMADD231PS Y15, Y14, Y9
 	ADDQ        $+8, R10
 
 loop0_tail:
@@ -22764,32 +23036,29 @@ loop0_tail:
 	JAE  loop0_done
 
 loop0_element:
-	VMOVSS      (CX)(R10*4), X12
-	VMOVSS      (DI)(R10*4), X13
-	VMULSS      X13, X12, X14
+	VMOVSS      (CX)(R10*4), X14
+	VMOVSS      (DI)(R10*4), X15
+	VMULSS      X15, X14, X14
 	VMOVSS      (DX)(R10*4), X15
 	VSUBSS      X0, X15, X15
 	VMULSS      X1, X15, X15
 	VADDSS      X14, X6, X6
-	VMULSS      X15, X12, X12
-	VFMADD231SS X13, X12, X11
+	VFMADD231SS X15, X14, X11
 	INCQ        R10
 	CMPQ        R10, R9
 	JB          loop0_element
 
 loop0_done:
-	VADDPS  Y3, Y2, Y2
-	VADDPS  Y5, Y4, Y4
-	VADDPS  Y4, Y2, Y2
-	VMOVUPS 64(SP), Y3
-	VADDPS  (SP), Y3, Y3
-	VADDPS  Y3, Y2, Y2
-	VADDPS  Y8, Y7, Y7
-	VADDPS  Y10, Y9, Y9
-	VADDPS  Y9, Y7, Y7
-	VMOVUPS 96(SP), Y3
-	VADDPS  32(SP), Y3, Y3
-	VADDPS  Y3, Y7, Y7
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VADDPS (SP), Y12, Y12
+	VADDPS Y12, Y2, Y2
+	VADDPS Y8, Y7, Y7
+	VADDPS Y10, Y9, Y9
+	VADDPS Y9, Y7, Y7
+	VADDPS 32(SP), Y13, Y13
+	VADDPS Y13, Y7, Y7
 
 loop0_summed:
 	// s2 = sum(dy*gamma)
@@ -22821,7 +23090,7 @@ loop0_summed:
 	VUCOMISS X2, X4
 	JA       done
 
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	VEXTRACTF128 $0x01, Y7, X4
 	VADDPS       X4, X7, X4
 	VMOVHLPS     X4, X4, X5

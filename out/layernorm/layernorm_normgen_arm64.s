@@ -2555,7 +2555,7 @@ row:
 	FMOVS	(R3), F27
 	// s1 = rstd[row]
 	FMOVS	(R4), F26
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VDUP	V27.S[0], V27.S4
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2573,27 +2573,23 @@ row:
 pass1main:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VLD1.P	64(R9), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x6e2cdd10 // fmul v16.4s, v8.4s, v12.4s
-	WORD	$0x6e2ddd31 // fmul v17.4s, v9.4s, v13.4s
-	WORD	$0x6e2edd52 // fmul v18.4s, v10.4s, v14.4s
-	WORD	$0x6e2fdd73 // fmul v19.4s, v11.4s, v15.4s
-	VLD1.P	64(R8), [V20.S4, V21.S4, V22.S4, V23.S4]
-	WORD	$0x4ebbd694 // fsub v20.4s, v20.4s, v27.4s
-	WORD	$0x4ebbd6b5 // fsub v21.4s, v21.4s, v27.4s
-	WORD	$0x4ebbd6d6 // fsub v22.4s, v22.4s, v27.4s
-	WORD	$0x4ebbd6f7 // fsub v23.4s, v23.4s, v27.4s
-	WORD	$0x6e3ade94 // fmul v20.4s, v20.4s, v26.4s
-	WORD	$0x6e3adeb5 // fmul v21.4s, v21.4s, v26.4s
-	WORD	$0x6e3aded6 // fmul v22.4s, v22.4s, v26.4s
-	WORD	$0x6e3adef7 // fmul v23.4s, v23.4s, v26.4s
-	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
-	WORD	$0x4e31d421 // fadd v1.4s, v1.4s, v17.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
-	WORD	$0x4e33d463 // fadd v3.4s, v3.4s, v19.4s
-	WORD	$0x6e34dd08 // fmul v8.4s, v8.4s, v20.4s
-	WORD	$0x6e35dd29 // fmul v9.4s, v9.4s, v21.4s
-	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
-	WORD	$0x6e37dd6b // fmul v11.4s, v11.4s, v23.4s
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
+	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4ebbd58c // fsub v12.4s, v12.4s, v27.4s
+	WORD	$0x4ebbd5ad // fsub v13.4s, v13.4s, v27.4s
+	WORD	$0x4ebbd5ce // fsub v14.4s, v14.4s, v27.4s
+	WORD	$0x4ebbd5ef // fsub v15.4s, v15.4s, v27.4s
+	WORD	$0x6e3add8c // fmul v12.4s, v12.4s, v26.4s
+	WORD	$0x6e3addad // fmul v13.4s, v13.4s, v26.4s
+	WORD	$0x6e3addce // fmul v14.4s, v14.4s, v26.4s
+	WORD	$0x6e3addef // fmul v15.4s, v15.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
 	VFMLA	V13.S4, V9.S4, V5.S4
 	VFMLA	V14.S4, V10.S4, V6.S4
@@ -2618,7 +2614,7 @@ pass1main:
 	BLT	done
 	FCMPS	F28, F25
 	BHI	done
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	// s6 = s5 * s3
 	FMULS	F31, F4, F24
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
@@ -2709,7 +2705,7 @@ row:
 	FMOVS	(R3), F27
 	// s1 = rstd[row]
 	FMOVS	(R4), F26
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
 	VDUP	V27.S[0], V27.S4
 	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
@@ -2733,27 +2729,23 @@ pass1chunk:
 pass1iter:
 	VLD1.P	64(R7), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VLD1.P	64(R9), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x6e2cdd10 // fmul v16.4s, v8.4s, v12.4s
-	WORD	$0x6e2ddd31 // fmul v17.4s, v9.4s, v13.4s
-	WORD	$0x6e2edd52 // fmul v18.4s, v10.4s, v14.4s
-	WORD	$0x6e2fdd73 // fmul v19.4s, v11.4s, v15.4s
-	VLD1.P	64(R8), [V20.S4, V21.S4, V22.S4, V23.S4]
-	WORD	$0x4ebbd694 // fsub v20.4s, v20.4s, v27.4s
-	WORD	$0x4ebbd6b5 // fsub v21.4s, v21.4s, v27.4s
-	WORD	$0x4ebbd6d6 // fsub v22.4s, v22.4s, v27.4s
-	WORD	$0x4ebbd6f7 // fsub v23.4s, v23.4s, v27.4s
-	WORD	$0x6e3ade94 // fmul v20.4s, v20.4s, v26.4s
-	WORD	$0x6e3adeb5 // fmul v21.4s, v21.4s, v26.4s
-	WORD	$0x6e3aded6 // fmul v22.4s, v22.4s, v26.4s
-	WORD	$0x6e3adef7 // fmul v23.4s, v23.4s, v26.4s
-	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
-	WORD	$0x4e31d421 // fadd v1.4s, v1.4s, v17.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
-	WORD	$0x4e33d463 // fadd v3.4s, v3.4s, v19.4s
-	WORD	$0x6e34dd08 // fmul v8.4s, v8.4s, v20.4s
-	WORD	$0x6e35dd29 // fmul v9.4s, v9.4s, v21.4s
-	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
-	WORD	$0x6e37dd6b // fmul v11.4s, v11.4s, v23.4s
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
+	VLD1.P	64(R8), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4ebbd58c // fsub v12.4s, v12.4s, v27.4s
+	WORD	$0x4ebbd5ad // fsub v13.4s, v13.4s, v27.4s
+	WORD	$0x4ebbd5ce // fsub v14.4s, v14.4s, v27.4s
+	WORD	$0x4ebbd5ef // fsub v15.4s, v15.4s, v27.4s
+	WORD	$0x6e3add8c // fmul v12.4s, v12.4s, v26.4s
+	WORD	$0x6e3addad // fmul v13.4s, v13.4s, v26.4s
+	WORD	$0x6e3addce // fmul v14.4s, v14.4s, v26.4s
+	WORD	$0x6e3addef // fmul v15.4s, v15.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
 	VFMLA	V13.S4, V9.S4, V5.S4
 	VFMLA	V14.S4, V10.S4, V6.S4
@@ -2803,7 +2795,7 @@ pass1chunked:
 	BLT	done
 	FCMPS	F28, F25
 	BHI	done
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	// s6 = s5 * s3
 	FMULS	F31, F4, F24
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
@@ -2889,14 +2881,18 @@ TEXT ·layernormNeonLayerNormStatsBackwardRowsAny(SB), NOSPLIT, $0-72
 	FDIVS	F31, F30, F31
 	// the constant 0
 	FMOVS	ZR, F30
+	MOVW	$0xff7fffff, R9
+	FMOVS	R9, F29
+	MOVW	$0x7f7fffff, R9
+	FMOVS	R9, F28
 row:
 	// s0 = mean[row]
-	FMOVS	(R3), F29
+	FMOVS	(R3), F27
 	// s1 = rstd[row]
-	FMOVS	(R4), F28
-	// pass 1 over the row: acc0 += dy*gamma; acc1 += dy*((x - s0)*s1)*gamma
-	VDUP	V29.S[0], V29.S4
-	VDUP	V28.S[0], V28.S4
+	FMOVS	(R4), F26
+	// pass 1 over the row: v2 = dy*gamma; acc0 += v2; acc1 += v2*((x - s0)*s1)
+	VDUP	V27.S[0], V27.S4
+	VDUP	V26.S[0], V26.S4
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2908,10 +2904,10 @@ row:
 	MOVD	R1, R9
 	MOVD	R2, R10
 	MOVD	R5, R11
-	VEOR	V27.B16, V27.B16, V27.B16
-	VEOR	V26.B16, V26.B16, V26.B16
 	VEOR	V25.B16, V25.B16, V25.B16
 	VEOR	V24.B16, V24.B16, V24.B16
+	VEOR	V23.B16, V23.B16, V23.B16
+	VEOR	V22.B16, V22.B16, V22.B16
 	MOVD	$64, R13
 	LSR	$4, R7, R14
 pass1chunk:
@@ -2921,27 +2917,23 @@ pass1chunk:
 pass1iter:
 	VLD1.P	64(R9), [V8.S4, V9.S4, V10.S4, V11.S4]
 	VLD1.P	64(R11), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD	$0x6e2cdd10 // fmul v16.4s, v8.4s, v12.4s
-	WORD	$0x6e2ddd31 // fmul v17.4s, v9.4s, v13.4s
-	WORD	$0x6e2edd52 // fmul v18.4s, v10.4s, v14.4s
-	WORD	$0x6e2fdd73 // fmul v19.4s, v11.4s, v15.4s
-	VLD1.P	64(R10), [V20.S4, V21.S4, V22.S4, V23.S4]
-	WORD	$0x4ebdd694 // fsub v20.4s, v20.4s, v29.4s
-	WORD	$0x4ebdd6b5 // fsub v21.4s, v21.4s, v29.4s
-	WORD	$0x4ebdd6d6 // fsub v22.4s, v22.4s, v29.4s
-	WORD	$0x4ebdd6f7 // fsub v23.4s, v23.4s, v29.4s
-	WORD	$0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
-	WORD	$0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
-	WORD	$0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
-	WORD	$0x6e3cdef7 // fmul v23.4s, v23.4s, v28.4s
-	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
-	WORD	$0x4e31d421 // fadd v1.4s, v1.4s, v17.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
-	WORD	$0x4e33d463 // fadd v3.4s, v3.4s, v19.4s
-	WORD	$0x6e34dd08 // fmul v8.4s, v8.4s, v20.4s
-	WORD	$0x6e35dd29 // fmul v9.4s, v9.4s, v21.4s
-	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
-	WORD	$0x6e37dd6b // fmul v11.4s, v11.4s, v23.4s
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	WORD	$0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
+	VLD1.P	64(R10), [V12.S4, V13.S4, V14.S4, V15.S4]
+	WORD	$0x4ebbd58c // fsub v12.4s, v12.4s, v27.4s
+	WORD	$0x4ebbd5ad // fsub v13.4s, v13.4s, v27.4s
+	WORD	$0x4ebbd5ce // fsub v14.4s, v14.4s, v27.4s
+	WORD	$0x4ebbd5ef // fsub v15.4s, v15.4s, v27.4s
+	WORD	$0x6e3add8c // fmul v12.4s, v12.4s, v26.4s
+	WORD	$0x6e3addad // fmul v13.4s, v13.4s, v26.4s
+	WORD	$0x6e3addce // fmul v14.4s, v14.4s, v26.4s
+	WORD	$0x6e3addef // fmul v15.4s, v15.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD	$0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
 	VFMLA	V13.S4, V9.S4, V5.S4
 	VFMLA	V14.S4, V10.S4, V6.S4
@@ -2953,7 +2945,7 @@ pass1iter:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e20d77b // fadd v27.4s, v27.4s, v0.4s
+	WORD	$0x4e20d739 // fadd v25.4s, v25.4s, v0.4s
 	VEOR	V0.B16, V0.B16, V0.B16
 	VEOR	V1.B16, V1.B16, V1.B16
 	VEOR	V2.B16, V2.B16, V2.B16
@@ -2961,7 +2953,7 @@ pass1iter:
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e24d75a // fadd v26.4s, v26.4s, v4.4s
+	WORD	$0x4e24d718 // fadd v24.4s, v24.4s, v4.4s
 	VEOR	V4.B16, V4.B16, V4.B16
 	VEOR	V5.B16, V5.B16, V5.B16
 	VEOR	V6.B16, V6.B16, V6.B16
@@ -2969,10 +2961,10 @@ pass1iter:
 	SUBS	$1, R13, R13
 	BNE	pass1chunk
 	// 64 chunks: the totals go into the super-totals
-	WORD	$0x4e3bd739 // fadd v25.4s, v25.4s, v27.4s
-	VEOR	V27.B16, V27.B16, V27.B16
-	WORD	$0x4e3ad718 // fadd v24.4s, v24.4s, v26.4s
-	VEOR	V26.B16, V26.B16, V26.B16
+	WORD	$0x4e39d6f7 // fadd v23.4s, v23.4s, v25.4s
+	VEOR	V25.B16, V25.B16, V25.B16
+	WORD	$0x4e38d6d6 // fadd v22.4s, v22.4s, v24.4s
+	VEOR	V24.B16, V24.B16, V24.B16
 	MOVD	$64, R13
 	B	pass1chunk
 pass1short:
@@ -2983,17 +2975,15 @@ pass1chunked:
 	CBZ	R12, pass1vec2Done
 	VLD1.P	32(R9), [V8.S4, V9.S4]
 	VLD1.P	32(R11), [V12.S4, V13.S4]
-	WORD	$0x6e2cdd10 // fmul v16.4s, v8.4s, v12.4s
-	WORD	$0x6e2ddd31 // fmul v17.4s, v9.4s, v13.4s
-	VLD1.P	32(R10), [V20.S4, V21.S4]
-	WORD	$0x4ebdd694 // fsub v20.4s, v20.4s, v29.4s
-	WORD	$0x4ebdd6b5 // fsub v21.4s, v21.4s, v29.4s
-	WORD	$0x6e3cde94 // fmul v20.4s, v20.4s, v28.4s
-	WORD	$0x6e3cdeb5 // fmul v21.4s, v21.4s, v28.4s
-	WORD	$0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
-	WORD	$0x4e31d421 // fadd v1.4s, v1.4s, v17.4s
-	WORD	$0x6e34dd08 // fmul v8.4s, v8.4s, v20.4s
-	WORD	$0x6e35dd29 // fmul v9.4s, v9.4s, v21.4s
+	WORD	$0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
+	WORD	$0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
+	VLD1.P	32(R10), [V12.S4, V13.S4]
+	WORD	$0x4ebbd58c // fsub v12.4s, v12.4s, v27.4s
+	WORD	$0x4ebbd5ad // fsub v13.4s, v13.4s, v27.4s
+	WORD	$0x6e3add8c // fmul v12.4s, v12.4s, v26.4s
+	WORD	$0x6e3addad // fmul v13.4s, v13.4s, v26.4s
+	WORD	$0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD	$0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
 	VFMLA	V12.S4, V8.S4, V4.S4
 	VFMLA	V13.S4, V9.S4, V5.S4
 pass1vec2Done:
@@ -3001,26 +2991,25 @@ pass1vec2Done:
 	CBZ	R12, pass1vec1Done
 	VLD1.P	16(R9), [V10.S4]
 	VLD1.P	16(R11), [V14.S4]
-	WORD	$0x6e2edd52 // fmul v18.4s, v10.4s, v14.4s
-	VLD1.P	16(R10), [V22.S4]
-	WORD	$0x4ebdd6d6 // fsub v22.4s, v22.4s, v29.4s
-	WORD	$0x6e3cded6 // fmul v22.4s, v22.4s, v28.4s
-	WORD	$0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
-	WORD	$0x6e36dd4a // fmul v10.4s, v10.4s, v22.4s
+	WORD	$0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
+	VLD1.P	16(R10), [V14.S4]
+	WORD	$0x4ebbd5ce // fsub v14.4s, v14.4s, v27.4s
+	WORD	$0x6e3addce // fmul v14.4s, v14.4s, v26.4s
+	WORD	$0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
 	VFMLA	V14.S4, V10.S4, V6.S4
 pass1vec1Done:
 	WORD	$0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
 	WORD	$0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD	$0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD	$0x4e3bd73b // fadd v27.4s, v25.4s, v27.4s
-	WORD	$0x4e20d760 // fadd v0.4s, v27.4s, v0.4s
+	WORD	$0x4e39d6f9 // fadd v25.4s, v23.4s, v25.4s
+	WORD	$0x4e20d720 // fadd v0.4s, v25.4s, v0.4s
 	WORD	$0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD	$0x7e30d800 // faddp s0, v0.2s
 	WORD	$0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
 	WORD	$0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
 	WORD	$0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD	$0x4e3ad71a // fadd v26.4s, v24.4s, v26.4s
-	WORD	$0x4e24d744 // fadd v4.4s, v26.4s, v4.4s
+	WORD	$0x4e38d6d8 // fadd v24.4s, v22.4s, v24.4s
+	WORD	$0x4e24d704 // fadd v4.4s, v24.4s, v4.4s
 	WORD	$0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD	$0x7e30d884 // faddp s4, v4.2s
 	AND	$3, R7, R12
@@ -3028,56 +3017,43 @@ pass1vec1Done:
 pass1tail:
 	FMOVS.P	4(R9), F8
 	FMOVS.P	4(R11), F12
-	FMULS	F12, F8, F16
-	FMOVS.P	4(R10), F20
-	FSUBS	F29, F20, F20
-	FMULS	F28, F20, F20
-	FADDS	F16, F0, F0
-	FMULS	F20, F8, F8
+	FMULS	F12, F8, F8
+	FMOVS.P	4(R10), F12
+	FSUBS	F27, F12, F12
+	FMULS	F26, F12, F12
+	FADDS	F8, F0, F0
 	FMADDS	F12, F4, F8, F4
 	SUBS	$1, R12, R12
 	BNE	pass1tail
 pass1tailDone:
 	// s2 = sum(dy*gamma)
 	// s4 = s2 * s3
-	FMULS	F31, F0, F27
+	FMULS	F31, F0, F25
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s4 <= 3.4028235e+38
-	MOVW	$0xff7fffff, R9
-	FMOVS	R9, F26
-	FCMPS	F26, F27
+	FCMPS	F29, F25
 	BLT	done
-	MOVW	$0x7f7fffff, R9
-	FMOVS	R9, F26
-	FCMPS	F26, F27
+	FCMPS	F28, F25
 	BHI	done
-	// s5 = sum(dy*((x - s0)*s1)*gamma)
+	// s5 = sum(dy*gamma*((x - s0)*s1))
 	// s6 = s5 * s3
-	FMULS	F31, F4, F26
+	FMULS	F31, F4, F24
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s6 <= 3.4028235e+38
-	MOVW	$0xff7fffff, R9
-	FMOVS	R9, F25
-	FCMPS	F25, F26
+	FCMPS	F29, F24
 	BLT	done
-	MOVW	$0x7f7fffff, R9
-	FMOVS	R9, F25
-	FCMPS	F25, F26
+	FCMPS	F28, F24
 	BHI	done
 	// s8 = 0 - s6
-	FSUBS	F26, F30, F26
+	FSUBS	F24, F30, F24
 	// s9 = s8 * s1
-	FMULS	F28, F26, F26
+	FMULS	F26, F24, F24
 	// guard: the row goes to the caller unless -3.4028235e+38 <= s9 <= 3.4028235e+38
-	MOVW	$0xff7fffff, R9
-	FMOVS	R9, F25
-	FCMPS	F25, F26
+	FCMPS	F29, F24
 	BLT	done
-	MOVW	$0x7f7fffff, R9
-	FMOVS	R9, F25
-	FCMPS	F25, F26
+	FCMPS	F28, F24
 	BHI	done
 	// pass 2 over the row: dx = ((x - s0)*s9 + (dy*gamma - s4))*s1
-	VDUP	V27.S[0], V27.S4
-	VDUP	V26.S[0], V26.S4
+	VDUP	V25.S[0], V25.S4
+	VDUP	V24.S[0], V24.S4
 	MOVD	R0, R9
 	MOVD	R1, R10
 	MOVD	R2, R11
@@ -3091,23 +3067,23 @@ pass2main:
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
 	WORD	$0x6e27dc63 // fmul v3.4s, v3.4s, v7.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
-	WORD	$0x4ebbd463 // fsub v3.4s, v3.4s, v27.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
+	WORD	$0x4eb9d463 // fsub v3.4s, v3.4s, v25.4s
 	VLD1.P	64(R11), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD	$0x4ebdd484 // fsub v4.4s, v4.4s, v29.4s
-	WORD	$0x4ebdd4a5 // fsub v5.4s, v5.4s, v29.4s
-	WORD	$0x4ebdd4c6 // fsub v6.4s, v6.4s, v29.4s
-	WORD	$0x4ebdd4e7 // fsub v7.4s, v7.4s, v29.4s
-	VFMLA	V26.S4, V4.S4, V0.S4
-	VFMLA	V26.S4, V5.S4, V1.S4
-	VFMLA	V26.S4, V6.S4, V2.S4
-	VFMLA	V26.S4, V7.S4, V3.S4
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
-	WORD	$0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
+	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
+	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
+	WORD	$0x4ebbd4e7 // fsub v7.4s, v7.4s, v27.4s
+	VFMLA	V24.S4, V4.S4, V0.S4
+	VFMLA	V24.S4, V5.S4, V1.S4
+	VFMLA	V24.S4, V6.S4, V2.S4
+	VFMLA	V24.S4, V7.S4, V3.S4
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
+	WORD	$0x6e3adc63 // fmul v3.4s, v3.4s, v26.4s
 	FSTPQ	(F0, F1), (R9)
 	FSTPQ	(F2, F3), 32(R9)
 	ADD	$64, R9, R9
@@ -3120,15 +3096,15 @@ pass2mainDone:
 	VLD1.P	32(R12), [V4.S4, V5.S4]
 	WORD	$0x6e24dc00 // fmul v0.4s, v0.4s, v4.4s
 	WORD	$0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
-	WORD	$0x4ebbd400 // fsub v0.4s, v0.4s, v27.4s
-	WORD	$0x4ebbd421 // fsub v1.4s, v1.4s, v27.4s
+	WORD	$0x4eb9d400 // fsub v0.4s, v0.4s, v25.4s
+	WORD	$0x4eb9d421 // fsub v1.4s, v1.4s, v25.4s
 	VLD1.P	32(R11), [V4.S4, V5.S4]
-	WORD	$0x4ebdd484 // fsub v4.4s, v4.4s, v29.4s
-	WORD	$0x4ebdd4a5 // fsub v5.4s, v5.4s, v29.4s
-	VFMLA	V26.S4, V4.S4, V0.S4
-	VFMLA	V26.S4, V5.S4, V1.S4
-	WORD	$0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
-	WORD	$0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD	$0x4ebbd484 // fsub v4.4s, v4.4s, v27.4s
+	WORD	$0x4ebbd4a5 // fsub v5.4s, v5.4s, v27.4s
+	VFMLA	V24.S4, V4.S4, V0.S4
+	VFMLA	V24.S4, V5.S4, V1.S4
+	WORD	$0x6e3adc00 // fmul v0.4s, v0.4s, v26.4s
+	WORD	$0x6e3adc21 // fmul v1.4s, v1.4s, v26.4s
 	VST1.P	[V0.S4, V1.S4], 32(R9)
 pass2vec2Done:
 	AND	$4, R7, R13
@@ -3136,11 +3112,11 @@ pass2vec2Done:
 	VLD1.P	16(R10), [V2.S4]
 	VLD1.P	16(R12), [V6.S4]
 	WORD	$0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
-	WORD	$0x4ebbd442 // fsub v2.4s, v2.4s, v27.4s
+	WORD	$0x4eb9d442 // fsub v2.4s, v2.4s, v25.4s
 	VLD1.P	16(R11), [V6.S4]
-	WORD	$0x4ebdd4c6 // fsub v6.4s, v6.4s, v29.4s
-	VFMLA	V26.S4, V6.S4, V2.S4
-	WORD	$0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD	$0x4ebbd4c6 // fsub v6.4s, v6.4s, v27.4s
+	VFMLA	V24.S4, V6.S4, V2.S4
+	WORD	$0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
 	VST1.P	[V2.S4], 16(R9)
 pass2vec1Done:
 	AND	$3, R7, R13
@@ -3149,11 +3125,11 @@ pass2tail:
 	FMOVS.P	4(R10), F0
 	FMOVS.P	4(R12), F4
 	FMULS	F4, F0, F0
-	FSUBS	F27, F0, F0
+	FSUBS	F25, F0, F0
 	FMOVS.P	4(R11), F4
-	FSUBS	F29, F4, F4
-	FMADDS	F26, F0, F4, F0
-	FMULS	F28, F0, F0
+	FSUBS	F27, F4, F4
+	FMADDS	F24, F0, F4, F0
+	FMULS	F26, F0, F0
 	FMOVS.P	F0, 4(R9)
 	SUBS	$1, R13, R13
 	BNE	pass2tail
