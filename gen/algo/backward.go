@@ -32,6 +32,10 @@ type Backward struct {
 	// Args are the entry points' arrays in signature order: outputs,
 	// inputs, parameters.
 	Args []BackwardArg
+	// GoRows (nil: Rows) is the Rows kernel the pure-Go form is written
+	// from, where Fused needs a first loop that the other lowerings had
+	// better not take (with a mean: one more product an element).
+	GoRows *ir.Kernel
 	// Fused (nil: none) lets the pure-Go form add the Params kernel's
 	// column sums in the Rows kernel's first loop, which computes their
 	// terms already, so that dy and x are read twice rather than three
@@ -40,16 +44,20 @@ type Backward struct {
 }
 
 // FusedSums are the column sums of a Params kernel that a Rows kernel
-// (layout Rows, no mean) computes the terms of: Rows.Body[Loop] computes
-// V, the same float32 value, by the same operations, that Params adds to
-// Out for the element. A pure-Go form that adds V to a float32 chain per
-// column, row after row, in the chunks Params uses, gives Params' bits.
-// Only where Rows' first loop keeps few enough values in registers (one
-// sum along the row) does that beat reading dy and x once more.
+// (layout Rows) computes the terms of: Rows.Body[Loop] computes each
+// Cols[i].V, the same float32 value, by the same operations, that Params
+// adds to Cols[i].Out for the element. A pure-Go form that adds V to a
+// float32 chain per column, row after row, in the chunks Params uses,
+// gives Params' bits.
 type FusedSums struct {
 	Loop int
-	Out  string
-	V    ir.V
+	Cols []FusedCol // in the order of Params' outputs
+}
+
+// FusedCol is one column sum of FusedSums: Out (dgamma, dbeta) gets V.
+type FusedCol struct {
+	Out string
+	V   ir.V
 }
 
 // Extent is how many values an array of a backward entry point holds.
@@ -95,14 +103,23 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 	case "channels":
 		rowsLayout, paramsLayout = ir.Columns, ir.Rows
 	}
-	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows"); err != nil {
+	// Without a mean, every lowering takes the fused first loop: no
+	// product more an element there.
+	if bw.Rows, err = backwardRows(k, rowsLayout, "Rows", fusable(k) && !k.Mean); err != nil {
 		return nil, err
 	}
 	if fusable(k) {
-		bw.Fused = fusedSums(bw.Rows)
+		goRows := bw.Rows
+		if k.Mean {
+			if goRows, err = backwardRows(k, rowsLayout, "Rows", true); err != nil {
+				return nil, err
+			}
+			bw.GoRows = goRows
+		}
+		bw.Fused = fusedSums(goRows, k.Shift)
 	}
 	if k.Axis == "batch" {
-		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns"); err != nil {
+		if bw.Columns, err = backwardRows(k, ir.Columns, "Columns", false); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +185,14 @@ func NewBackward(k spec.Kernel) (*Backward, error) {
 		add("gamma", "the per-element scale, as in the forward", PerColumn, false)
 	}
 	return bw, nil
+}
+
+// GoRowsKernel is the Rows kernel of the pure-Go form: GoRows, else Rows.
+func (bw *Backward) GoRowsKernel() *ir.Kernel {
+	if bw.GoRows != nil {
+		return bw.GoRows
+	}
+	return bw.Rows
 }
 
 // backwardElem is the storage of a backward's row arrays (dy, x, f,
@@ -261,28 +286,33 @@ func (t *backwardTerms) centered(l *ir.LoopBuilder) ir.V {
 	return v
 }
 
-// fusable reports a kernel whose Rows kernel computes dy*xhat, the only
-// column sum of its Params kernel (dgamma), in its first loop: over rows,
-// gamma without an offset,
-// without a mean (one sum along the row), a per-element scale and no
-// shift, without a residual, in float32.
+// fusable reports a kernel whose Rows kernel computes the terms of its
+// Params kernel's column sums, dy*xhat (dgamma) and dy (dbeta), in its
+// first loop: over rows, a per-element gamma without an offset (beta
+// optional), without a residual, in float32.
 func fusable(k spec.Kernel) bool {
-	return k.Axis == "last" && !k.Mean && k.Stat() != "none" && k.Scale && k.ScaleOffset == 0 && !k.AffinePerRow && !k.Shift &&
+	return k.Axis == "last" && k.Stat() != "none" && k.Scale && k.ScaleOffset == 0 && !k.AffinePerRow &&
 		k.Residual == nil && (k.Storage == "" || k.Storage == "f32")
 }
 
-// fusedSums finds dy*xhat in the first loop of a fusable kernel's Rows
-// kernel: the left operand of its AccMul.
-func fusedSums(rows *ir.Kernel) *FusedSums {
+// fusedSums finds the column sums' terms in the first loop of a fusable
+// kernel's Rows kernel: dy*xhat, the left operand of its AccMul, and
+// (with a shift) the loaded dy.
+func fusedSums(rows *ir.Kernel, shift bool) *FusedSums {
 	for i, st := range rows.Body {
 		lp, ok := st.(*ir.Loop)
 		if !ok {
 			continue
 		}
 		for _, op := range lp.Ops {
-			if op.Code == ir.VAccMul {
-				return &FusedSums{Loop: i, Out: "dgamma", V: op.Args[0]}
+			if op.Code != ir.VAccMul {
+				continue
 			}
+			fs := &FusedSums{Loop: i, Cols: []FusedCol{{Out: "dgamma", V: op.Args[0]}}}
+			if shift {
+				fs.Cols = append(fs.Cols, FusedCol{Out: "dbeta", V: lp.Ops[op.Args[0]].Args[0]})
+			}
+			return fs
 		}
 		return nil
 	}
@@ -301,7 +331,9 @@ func fusedSums(rows *ir.Kernel) *FusedSums {
 // and per row dgain = sum(dy*xhat), dbias = sum(dy). Both sums of the
 // first pass follow the blocked summation policy; a row whose float32
 // sums leave float32's range (or are NaN) goes to the float64 path.
-func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, error) {
+// fused: the first loop computes dy*xhat, dgamma's term (FusedSums), and
+// the row sum of u*xhat as (dy*xhat)*gamma.
+func backwardRows(k spec.Kernel, layout ir.Layout, suffix string, fused bool) (*ir.Kernel, error) {
 	b := ir.NewBuilder(k.Name+"Backward"+suffix, backwardFormula(k))
 	b.SetLayout(layout)
 	stat := k.Stat()
@@ -402,8 +434,13 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 	if accU >= 0 || accUX >= 0 || accG >= 0 || accD >= 0 {
 		b.Loop(func(l *ir.LoopBuilder) {
 			d := l.Load(dy)
-			var uv, xh ir.V = -1, -1
-			if accU >= 0 || (accUX >= 0 && !fusable(k)) {
+			var uv, xh, g ir.V = -1, -1, -1
+			switch {
+			case accU >= 0 && accUX >= 0 && fused:
+				// gamma loaded once for u and u*xhat.
+				g = l.Load(gamma)
+				uv = l.Mul(d, g)
+			case accU >= 0 || (accUX >= 0 && !fused):
 				uv = u(l, d)
 			}
 			if accUX >= 0 || accG >= 0 {
@@ -413,9 +450,13 @@ func backwardRows(k spec.Kernel, layout ir.Layout, suffix string) (*ir.Kernel, e
 				l.Acc(accU, uv)
 			}
 			switch {
-			case accUX >= 0 && fusable(k):
+			case accUX >= 0 && fused:
 				// u*xhat as (dy*xhat)*gamma: dy*xhat is dgamma's term (FusedSums).
-				l.AccMul(accUX, l.Mul(d, xh), l.Load(gamma))
+				dxh := l.Mul(d, xh)
+				if g < 0 {
+					g = l.Load(gamma)
+				}
+				l.AccMul(accUX, dxh, g)
 			case accUX >= 0:
 				l.AccMul(accUX, uv, xh)
 			}

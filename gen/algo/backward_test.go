@@ -33,7 +33,7 @@ func TestBackwardStorage(t *testing.T) {
 				t.Errorf("%s: entry point array %s has storage %v", k.Name, a.Name, a.Elem)
 			}
 		}
-		for _, ik := range []*ir.Kernel{bw.Rows, bw.Params, bw.Columns, bw.Sums} {
+		for _, ik := range []*ir.Kernel{bw.Rows, bw.GoRows, bw.Params, bw.Columns, bw.Sums} {
 			if ik == nil {
 				continue
 			}
@@ -46,10 +46,11 @@ func TestBackwardStorage(t *testing.T) {
 	}
 }
 
-// Only a backward over rows without a mean, with gamma alone, in float32
-// and without a residual fuses its column sum into the Rows kernel; the
-// fused value is the Rows kernel's dy*xhat: a product of the loaded dy
-// and x times the row's rstd, the operands Params multiplies.
+// Only a backward over rows with a per-element gamma (no offset), in
+// float32 and without a residual, fuses its column sums into the Rows
+// kernel; the fused values are the Rows kernel's dy*xhat, a product of
+// the loaded dy and x (less the row's mean) times the row's rstd, the
+// operands Params multiplies, and (with beta) the loaded dy.
 func TestBackwardFused(t *testing.T) {
 	rms := spec.Kernel{Name: "R", Axis: "last", Epsilon: 1e-6, Scale: true, Backward: true}
 	for _, c := range []struct {
@@ -58,8 +59,9 @@ func TestBackwardFused(t *testing.T) {
 	}{
 		{func(*spec.Kernel) {}, true},
 		{func(k *spec.Kernel) { k.Storage = "f32" }, true},
-		{func(k *spec.Kernel) { k.Mean = true }, false},
-		{func(k *spec.Kernel) { k.Shift = true }, false},
+		{func(k *spec.Kernel) { k.Mean = true }, true},
+		{func(k *spec.Kernel) { k.Shift = true }, true},
+		{func(k *spec.Kernel) { k.Mean = true; k.Shift = true }, true},
 		{func(k *spec.Kernel) { k.ScaleOffset = 1 }, false},
 		{func(k *spec.Kernel) { k.Storage = "bf16" }, false},
 		{func(k *spec.Kernel) { k.Residual = &spec.Residual{Alpha: 1} }, false},
@@ -78,19 +80,49 @@ func TestBackwardFused(t *testing.T) {
 		if bw.Fused == nil {
 			continue
 		}
-		lp, ok := bw.Rows.Body[bw.Fused.Loop].(*ir.Loop)
-		if !ok || bw.Fused.Out != "dgamma" || bw.Params.ArrayIndex("dgamma") < 0 {
-			t.Fatalf("%+v: fused sum %+v is not a loop's dgamma", k, bw.Fused)
+		rows := bw.GoRowsKernel()
+		if (bw.GoRows != nil) != k.Mean {
+			t.Errorf("%+v: a pure-Go Rows kernel of its own %v, want %v (with a mean)", k, bw.GoRows != nil, k.Mean)
 		}
-		p := lp.Ops[bw.Fused.V]
+		// The entry points call either form with Rows' arguments.
+		if len(rows.Arrays) != len(bw.Rows.Arrays) || rows.Name != bw.Rows.Name {
+			t.Fatalf("%+v: pure-Go Rows kernel %s with %d arrays, Rows %s with %d", k, rows.Name, len(rows.Arrays), bw.Rows.Name, len(bw.Rows.Arrays))
+		}
+		for i, a := range rows.Arrays {
+			if b := bw.Rows.Arrays[i]; a.Name != b.Name || a.Role != b.Role || a.Elem != b.Elem {
+				t.Errorf("%+v: pure-Go Rows array %d is %+v, Rows' %+v", k, i, a, b)
+			}
+		}
+		lp, ok := rows.Body[bw.Fused.Loop].(*ir.Loop)
+		want := 1
+		if k.Shift {
+			want = 2
+		}
+		if !ok || len(bw.Fused.Cols) != want || bw.Fused.Cols[0].Out != "dgamma" || bw.Params.ArrayIndex("dgamma") < 0 {
+			t.Fatalf("%+v: fused sums %+v are not a loop's dgamma (and dbeta)", k, bw.Fused)
+		}
+		if k.Shift {
+			d := lp.Ops[bw.Fused.Cols[1].V]
+			if bw.Fused.Cols[1].Out != "dbeta" || bw.Params.ArrayIndex("dbeta") < 0 || d.Code != ir.VLoad || rows.Arrays[d.Array].Name != "dy" {
+				t.Errorf("%+v: second fused sum %+v is not dbeta of the loaded dy", k, bw.Fused.Cols[1])
+			}
+		}
+		p := lp.Ops[bw.Fused.Cols[0].V]
 		if p.Code != ir.VMul {
 			t.Fatalf("%+v: fused value is %v, want a product", k, p.Code)
 		}
 		d, xh := lp.Ops[p.Args[0]], lp.Ops[p.Args[1]]
-		if d.Code != ir.VLoad || bw.Rows.Arrays[d.Array].Name != "dy" || xh.Code != ir.VMul ||
-			lp.Ops[xh.Args[0]].Code != ir.VLoad || bw.Rows.Arrays[lp.Ops[xh.Args[0]].Array].Name != "x" ||
+		c := xh
+		if xh.Code == ir.VMul {
+			c = lp.Ops[xh.Args[0]]
+		}
+		if k.Mean && c.Code == ir.VSub && lp.Ops[c.Args[1]].Code == ir.VSplat {
+			c = lp.Ops[c.Args[0]] // x - mean
+		}
+		if d.Code != ir.VLoad || rows.Arrays[d.Array].Name != "dy" || xh.Code != ir.VMul ||
+			c.Code != ir.VLoad || rows.Arrays[c.Array].Name != "x" ||
 			lp.Ops[xh.Args[1]].Code != ir.VSplat {
-			t.Errorf("%+v: fused value is not dy*(x*rstd)", k)
+			t.Errorf("%+v: fused value is not dy*((x - mean)*rstd)", k)
 		}
 	}
 }

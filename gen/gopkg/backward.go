@@ -245,33 +245,62 @@ func rowsArrays(rows *ir.Kernel, h int, lo, hi *jen.Statement) []jen.Code {
 func fusedSumsCall(k Kernel, h int, whole *jen.Statement) jen.Code {
 	bw := k.Plan.Backward
 	id := jen.Id
-	out := bw.Fused.Out
-	call := func(lo, hi *jen.Statement) jen.Code {
-		args := append([]jen.Code{id(out)}, rowsArrays(bw.Rows, h, lo, hi)...)
-		n := id("rows")
-		if lo != nil {
-			n = hi.Clone().Op("-").Add(lo.Clone())
+	var outs, clears, adds, stores, tots, vals []jen.Code
+	n := len(bw.Fused.Cols)
+	for i, c := range bw.Fused.Cols {
+		outs = append(outs, id(c.Out))
+		clears = append(clears, jen.Clear(id(c.Out)))
+		// Each output's totals are a run of h values of t.
+		tot := jen.Op("*").Id("t")
+		if n > 1 {
+			tot = id(c.Out + "Sum")
+			lo, hi := jen.Empty(), jen.Empty()
+			if i > 0 {
+				lo = jen.Lit(i).Op("*").Add(hExpr(h))
+			}
+			if i < n-1 {
+				hi = jen.Lit(i + 1).Op("*").Add(hExpr(h))
+			}
+			tots = append(tots, id(c.Out+"Sum"))
+			vals = append(vals, jen.Parens(jen.Op("*").Id("t")).Index(lo, hi))
 		}
-		args = append(args, n, hExpr(h))
-		return id(golang.FusedName(bw.Rows)).Call(args...)
+		adds = append(adds, id("bwdAdd").Call(tot.Clone(), id(c.Out)))
+		stores = append(stores, id("bwdStore").Call(id(c.Out), tot.Clone()))
 	}
-	return jen.If(id("fusedSums")).Block(
+	call := func(lo, hi *jen.Statement) jen.Code {
+		args := append(append([]jen.Code{}, outs...), rowsArrays(bw.Rows, h, lo, hi)...)
+		rows := id("rows")
+		if lo != nil {
+			rows = hi.Clone().Op("-").Add(lo.Clone())
+		}
+		args = append(args, rows, hExpr(h))
+		return id(golang.FusedName(bw.GoRowsKernel())).Call(args...)
+	}
+	tDecl := []jen.Code{id("t").Op(":=").Id("bwdTotals").Call(totalsLen(n, h))}
+	if n > 1 {
+		tDecl = append(tDecl, jen.List(tots...).Op(":=").List(vals...))
+	}
+	loop := append(append(append([]jen.Code{}, id("hi").Op(":=").Min(id("lo").Op("+").Id("chunk"), id("rows"))), clears...), call(id("lo"), id("hi")))
+	loop = append(loop, adds...)
+	body := []jen.Code{
 		jen.Comment("Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer)."),
 		id("chunk").Op(":=").Lit(ir.SumChunk),
 		jen.If(jen.Op("!").Parens(whole)).Block(id("chunk").Op("=").Id("block")),
-		jen.If(id("rows").Op("<=").Id("chunk")).Block(
-			jen.Clear(id(out)),
-			call(nil, nil),
-			jen.Return()),
-		id("t").Op(":=").Id("bwdTotals").Call(hExpr(h)),
-		jen.For(id("lo").Op(":=").Lit(0), id("lo").Op("<").Id("rows"), id("lo").Op("+=").Id("chunk")).Block(
-			id("hi").Op(":=").Min(id("lo").Op("+").Id("chunk"), id("rows")),
-			jen.Clear(id(out)),
-			call(id("lo"), id("hi")),
-			id("bwdAdd").Call(jen.Op("*").Id("t"), id(out))),
-		id("bwdStore").Call(id(out), jen.Op("*").Id("t")),
-		id("bwdTotalsPool").Dot("Put").Call(id("t")),
-		jen.Return())
+		jen.If(id("rows").Op("<=").Id("chunk")).Block(append(append(clears, call(nil, nil)), jen.Return())...),
+	}
+	body = append(body, tDecl...)
+	body = append(body, jen.For(id("lo").Op(":=").Lit(0), id("lo").Op("<").Id("rows"), id("lo").Op("+=").Id("chunk")).Block(loop...))
+	body = append(body, stores...)
+	body = append(body, id("bwdTotalsPool").Dot("Put").Call(id("t")), jen.Return())
+	return jen.If(id("fusedSums")).Block(body...)
+}
+
+// totalsLen is the length of the float64 totals of n column sums.
+func totalsLen(n, h int) jen.Code {
+	if n == 1 {
+		return hExpr(h)
+	}
+	return jen.Lit(n).Op("*").Add(hExpr(h))
 }
 
 // hasFusedSums reports a kernel whose pure-Go backward adds its column

@@ -123,22 +123,23 @@ const ntMinBytes = "ntMinBytes"
 // reference).
 func GenericFile(p *Package) ([]byte, error) {
 	f := p.newFile("")
-	rows := map[*ir.Kernel]bool{} // backward Rows kernels: golang.RowFunc
+	// Backward Rows kernels: golang.RowFunc of their pure-Go form.
+	rows := map[*ir.Kernel]*ir.Kernel{}
 	for _, k := range p.Kernels {
 		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() {
-			rows[bw.Rows] = true
+			rows[bw.Rows] = bw.GoRowsKernel()
 		}
 	}
 	for _, k := range p.implKernels() {
-		if rows[k.IR] {
-			f.Add(golang.RowFunc(k.IR)).Line()
+		if g := rows[k.IR]; g != nil {
+			f.Add(golang.RowFunc(g)).Line()
 			continue
 		}
 		f.Add(golang.Func(k.IR)).Line()
 	}
 	for _, k := range p.Kernels {
 		if bw := k.Plan.Backward; bw != nil && !k.Plan.Form.Tensor() && bw.Fused != nil {
-			f.Add(golang.FusedFunc(bw.Rows, bw.Fused.Loop, bw.Fused.V, bw.Fused.Out)).Line()
+			f.Add(golang.FusedFunc(bw.GoRowsKernel(), bw.Fused.Loop, bw.Fused.Cols)).Line()
 		}
 	}
 	return render(f)

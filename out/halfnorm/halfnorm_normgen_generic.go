@@ -1022,20 +1022,26 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x []uint16, mean, rs
 		dyBlock := (*[64]uint16)(dyRow[i:])
 		xBlock := (*[64]uint16)(xRow[i:])
 		gammaBlock := (*[64]float32)(gamma[i:])
-		var acc00, acc01 float32
-		var acc10, acc11 float32
+		var acc00 float32
+		var acc10 float32
 		for j := 0; j < 64; j += 4 {
 			v2A := float32(halfnormWidenBF16(dyBlock[j]) * gammaBlock[j])
+			acc0Step := v2A
+			acc1Step := float32(v2A * ((halfnormWidenBF16(xBlock[j]) - s0) * s1))
 			v2B := float32(halfnormWidenBF16(dyBlock[j+1]) * gammaBlock[j+1])
+			acc0Step += v2B
+			acc1Step += float32(v2B * ((halfnormWidenBF16(xBlock[j+1]) - s0) * s1))
 			v2C := float32(halfnormWidenBF16(dyBlock[j+2]) * gammaBlock[j+2])
+			acc0Step += v2C
+			acc1Step += float32(v2C * ((halfnormWidenBF16(xBlock[j+2]) - s0) * s1))
 			v2D := float32(halfnormWidenBF16(dyBlock[j+3]) * gammaBlock[j+3])
-			acc00 += v2A + v2C
-			acc01 += v2B + v2D
-			acc10 += float32(v2A*((halfnormWidenBF16(xBlock[j])-s0)*s1)) + float32(v2C*((halfnormWidenBF16(xBlock[j+2])-s0)*s1))
-			acc11 += float32(v2B*((halfnormWidenBF16(xBlock[j+1])-s0)*s1)) + float32(v2D*((halfnormWidenBF16(xBlock[j+3])-s0)*s1))
+			acc0Step += v2D
+			acc1Step += float32(v2D * ((halfnormWidenBF16(xBlock[j+3]) - s0) * s1))
+			acc00 += acc0Step
+			acc10 += acc1Step
 		}
-		acc0 += float64(acc00 + acc01)
-		acc1 += float64(acc10 + acc11)
+		acc0 += float64(acc00)
+		acc1 += float64(acc10)
 	}
 	var acc0Tail, acc1Tail float32
 	for i := whole; i < h; i++ {

@@ -567,6 +567,33 @@ func LayerNormStatsBackward768(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		return
 	}
 	const block = 32
+	if layernormFusedSums {
+		// Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer).
+		chunk := 64
+		if !(rows*768*8 <= layernormBwdWholeBytes) {
+			chunk = block
+		}
+		if rows <= chunk {
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx, dy, x, mean, rstd, gamma, rows, 768)
+			return
+		}
+		t := layernormBwdTotals(2 * 768)
+		dgammaSum, dbetaSum := (*t)[:1*768], (*t)[1*768:]
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx[lo*768:hi*768], dy[lo*768:hi*768], x[lo*768:hi*768], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, 768)
+			layernormBwdAdd(dgammaSum, dgamma)
+			layernormBwdAdd(dbetaSum, dbeta)
+		}
+		layernormBwdStore(dgamma, dgammaSum)
+		layernormBwdStore(dbeta, dbetaSum)
+		layernormBwdTotalsPool.Put(t)
+		return
+	}
 	inPlace := &dx[0] == &dy[0]
 	if rows*768*8 <= layernormBwdWholeBytes {
 		if inPlace {
@@ -699,6 +726,33 @@ func LayerNormStatsBackward4096(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []fl
 		return
 	}
 	const block = 8
+	if layernormFusedSums {
+		// Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer).
+		chunk := 64
+		if !(rows*4096*8 <= layernormBwdWholeBytes) {
+			chunk = block
+		}
+		if rows <= chunk {
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx, dy, x, mean, rstd, gamma, rows, 4096)
+			return
+		}
+		t := layernormBwdTotals(2 * 4096)
+		dgammaSum, dbetaSum := (*t)[:1*4096], (*t)[1*4096:]
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx[lo*4096:hi*4096], dy[lo*4096:hi*4096], x[lo*4096:hi*4096], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, 4096)
+			layernormBwdAdd(dgammaSum, dgamma)
+			layernormBwdAdd(dbetaSum, dbeta)
+		}
+		layernormBwdStore(dgamma, dgammaSum)
+		layernormBwdStore(dbeta, dbetaSum)
+		layernormBwdTotalsPool.Put(t)
+		return
+	}
 	inPlace := &dx[0] == &dy[0]
 	if rows*4096*8 <= layernormBwdWholeBytes {
 		if inPlace {
@@ -831,6 +885,33 @@ func LayerNormStatsBackwardAny(dx, dgamma, dbeta, dy, x, mean, rstd, gamma []flo
 		return
 	}
 	block := layernormBwdBlockRows(h * 8)
+	if layernormFusedSums {
+		// Pure Go: the sums over rows in the Rows kernel's first loop (one read of dy and x fewer).
+		chunk := 64
+		if !(rows*h*8 <= layernormBwdWholeBytes) {
+			chunk = block
+		}
+		if rows <= chunk {
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx, dy, x, mean, rstd, gamma, rows, h)
+			return
+		}
+		t := layernormBwdTotals(2 * h)
+		dgammaSum, dbetaSum := (*t)[:1*h], (*t)[1*h:]
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			clear(dgamma)
+			clear(dbeta)
+			layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx[lo*h:hi*h], dy[lo*h:hi*h], x[lo*h:hi*h], mean[lo:hi], rstd[lo:hi], gamma, hi-lo, h)
+			layernormBwdAdd(dgammaSum, dgamma)
+			layernormBwdAdd(dbetaSum, dbeta)
+		}
+		layernormBwdStore(dgamma, dgammaSum)
+		layernormBwdStore(dbeta, dbetaSum)
+		layernormBwdTotalsPool.Put(t)
+		return
+	}
 	inPlace := &dx[0] == &dy[0]
 	if rows*h*8 <= layernormBwdWholeBytes {
 		if inPlace {

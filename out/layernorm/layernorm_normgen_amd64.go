@@ -689,3 +689,6 @@ func layernormImplementation() string {
 	}
 	return "pure Go"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const layernormFusedSums = false

@@ -276,3 +276,6 @@ func layernormIsaOf(kernel string) string {
 func layernormImplementation() string {
 	return "NEON"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const layernormFusedSums = false

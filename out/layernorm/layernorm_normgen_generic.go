@@ -775,26 +775,37 @@ func layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma []
 		dyBlock := (*[64]float32)(dyRow[i:])
 		xBlock := (*[64]float32)(xRow[i:])
 		gammaBlock := (*[64]float32)(gamma[i:])
-		var acc00, acc01 float32
-		var acc10, acc11 float32
+		var acc00 float32
+		var acc10 float32
 		for j := 0; j < 64; j += 4 {
-			v2A := float32(dyBlock[j] * gammaBlock[j])
-			v2B := float32(dyBlock[j+1] * gammaBlock[j+1])
-			v2C := float32(dyBlock[j+2] * gammaBlock[j+2])
-			v2D := float32(dyBlock[j+3] * gammaBlock[j+3])
-			acc00 += v2A + v2C
-			acc01 += v2B + v2D
-			acc10 += float32(v2A*((xBlock[j]-s0)*s1)) + float32(v2C*((xBlock[j+2]-s0)*s1))
-			acc11 += float32(v2B*((xBlock[j+1]-s0)*s1)) + float32(v2D*((xBlock[j+3]-s0)*s1))
+			v0A := dyBlock[j]
+			v1A := gammaBlock[j]
+			acc0Step := float32(v0A * v1A)
+			acc1Step := float32(v0A * ((xBlock[j] - s0) * s1) * v1A)
+			v0B := dyBlock[j+1]
+			v1B := gammaBlock[j+1]
+			acc0Step += float32(v0B * v1B)
+			acc1Step += float32(v0B * ((xBlock[j+1] - s0) * s1) * v1B)
+			v0C := dyBlock[j+2]
+			v1C := gammaBlock[j+2]
+			acc0Step += float32(v0C * v1C)
+			acc1Step += float32(v0C * ((xBlock[j+2] - s0) * s1) * v1C)
+			v0D := dyBlock[j+3]
+			v1D := gammaBlock[j+3]
+			acc0Step += float32(v0D * v1D)
+			acc1Step += float32(v0D * ((xBlock[j+3] - s0) * s1) * v1D)
+			acc00 += acc0Step
+			acc10 += acc1Step
 		}
-		acc0 += float64(acc00 + acc01)
-		acc1 += float64(acc10 + acc11)
+		acc0 += float64(acc00)
+		acc1 += float64(acc10)
 	}
 	var acc0Tail, acc1Tail float32
 	for i := whole; i < h; i++ {
-		v2 := float32(dyRow[i] * gamma[i])
-		acc0Tail += v2
-		acc1Tail += float32(v2 * ((xRow[i] - s0) * s1))
+		v0 := dyRow[i]
+		v1 := gamma[i]
+		acc0Tail += float32(v0 * v1)
+		acc1Tail += float32(v0 * ((xRow[i] - s0) * s1) * v1)
 	}
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
@@ -832,9 +843,10 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 		var acc0 float64
 		var acc1 float64
 		for i := range h {
-			v2 := float64(dyRow[i]) * float64(gamma[i])
-			acc0 += v2
-			acc1 += v2 * (float64(xRow[i]) - s0) * s1
+			v0 := float64(dyRow[i])
+			v1 := float64(gamma[i])
+			acc0 += v0 * v1
+			acc1 += v0 * (float64(xRow[i]) - s0) * s1 * v1
 		}
 		s2 := acc0
 		s4 := s2 * s3
@@ -952,4 +964,107 @@ func layernormGoLayerNormStatsBackwardParamsAnyLines1(dyLineA []float32, xLineA 
 		acc0Chunk[c] = acc0Acc
 		acc1Chunk[c] = acc1Acc
 	}
+}
+
+// goLayerNormStatsBackwardRowsAnySums is the pure-Go LayerNormStatsBackwardRows that also adds each element's
+// terms of dgamma, dbeta to their element i, row after row: u = gamma*dy; xhat = (x-mean)*rstd; ds = rstd*(u - mean(u) - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat; dbeta = sum over rows of dy.
+// A row whose statistics leave float32's range takes goLayerNormStatsBackwardRowsAnyF64 (its terms added).
+func layernormGoLayerNormStatsBackwardRowsAnySums(dgamma, dbeta, dx, dy, x, mean, rstd, gamma []float32, rows, h int) {
+	for r := 0; r < rows; r++ {
+		if !layernormGoLayerNormStatsBackwardRowsAnySumsRow(dgamma, dbeta, dx, dy, x, mean, rstd, gamma, r, h) {
+			layernormGoLayerNormStatsBackwardRowsAnyF64(dx[r*h:], dy[r*h:], x[r*h:], mean[r:], rstd[r:], gamma, 1, h)
+		}
+	}
+}
+
+// goLayerNormStatsBackwardRowsAnySumsRow is row r of goLayerNormStatsBackwardRowsAnySums; false where a guard rejects the row.
+func layernormGoLayerNormStatsBackwardRowsAnySumsRow(dgamma, dbeta, dx, dy, x, mean, rstd, gamma []float32, r, h int) bool {
+	s3 := 1 / float32(h)
+	// Sums run over whole blocks, then over the rest of the row.
+	whole := h - h%64
+	// Lengths the compiler can see: no bounds checks in the loops.
+	gamma = gamma[:h]
+	dgamma = dgamma[:h]
+	dbeta = dbeta[:h]
+	dxRow := dx[r*h:][:h]
+	dyRow := dy[r*h:][:h]
+	xRow := x[r*h:][:h]
+	s0 := mean[r]
+	s1 := rstd[r]
+	var acc0 float64
+	var acc1 float64
+	for i := 0; i < whole; i += 64 {
+		dyBlock := (*[64]float32)(dyRow[i:])
+		xBlock := (*[64]float32)(xRow[i:])
+		gammaBlock := (*[64]float32)(gamma[i:])
+		dgammaBlock := (*[64]float32)(dgamma[i:])
+		dbetaBlock := (*[64]float32)(dbeta[i:])
+		var acc00 float32
+		var acc10 float32
+		for j := 0; j < 64; j += 4 {
+			v0A := dyBlock[j]
+			dbetaBlock[j] += v0A
+			v1A := gammaBlock[j]
+			v9A := float32(v0A * ((xBlock[j] - s0) * s1))
+			dgammaBlock[j] += v9A
+			acc0Step := float32(v0A * v1A)
+			acc1Step := float32(v9A * v1A)
+			v0B := dyBlock[j+1]
+			dbetaBlock[j+1] += v0B
+			v1B := gammaBlock[j+1]
+			v9B := float32(v0B * ((xBlock[j+1] - s0) * s1))
+			dgammaBlock[j+1] += v9B
+			acc0Step += float32(v0B * v1B)
+			acc1Step += float32(v9B * v1B)
+			v0C := dyBlock[j+2]
+			dbetaBlock[j+2] += v0C
+			v1C := gammaBlock[j+2]
+			v9C := float32(v0C * ((xBlock[j+2] - s0) * s1))
+			dgammaBlock[j+2] += v9C
+			acc0Step += float32(v0C * v1C)
+			acc1Step += float32(v9C * v1C)
+			v0D := dyBlock[j+3]
+			dbetaBlock[j+3] += v0D
+			v1D := gammaBlock[j+3]
+			v9D := float32(v0D * ((xBlock[j+3] - s0) * s1))
+			dgammaBlock[j+3] += v9D
+			acc0Step += float32(v0D * v1D)
+			acc1Step += float32(v9D * v1D)
+			acc00 += acc0Step
+			acc10 += acc1Step
+		}
+		acc0 += float64(acc00)
+		acc1 += float64(acc10)
+	}
+	var acc0Tail, acc1Tail float32
+	for i := whole; i < h; i++ {
+		v0 := dyRow[i]
+		dbeta[i] += v0
+		v1 := gamma[i]
+		v9 := float32(v0 * ((xRow[i] - s0) * s1))
+		dgamma[i] += v9
+		acc0Tail += float32(v0 * v1)
+		acc1Tail += float32(v9 * v1)
+	}
+	acc0 += float64(acc0Tail)
+	acc1 += float64(acc1Tail)
+	s2 := float32(acc0)
+	s4 := s2 * s3
+	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
+		return false
+	}
+	s5 := float32(acc1)
+	s6 := s5 * s3
+	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
+		return false
+	}
+	s8 := 0 - s6
+	s9 := s8 * s1
+	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
+		return false
+	}
+	for i := range h {
+		dxRow[i] = (float32((xRow[i]-s0)*s9) + (float32(dyRow[i]*gamma[i]) - s4)) * s1
+	}
+	return true
 }

@@ -72,3 +72,6 @@ func layernormIsaOf(kernel string) string {
 func layernormImplementation() string {
 	return "pure Go"
 }
+
+// Whether the backward entry points have the pure-Go Rows kernel add the column sums.
+const layernormFusedSums = true

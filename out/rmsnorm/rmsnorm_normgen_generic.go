@@ -588,7 +588,7 @@ func rmsnormGoRMSNormEpsAnyF64(dst, x, gamma []float32, rows, h int, eps float32
 }
 
 // goRMSNormStatsBackwardRowsAnySums is the pure-Go RMSNormStatsBackwardRows that also adds each element's
-// term of dgamma to dgamma[i], row after row: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
+// terms of dgamma to their element i, row after row: u = gamma*dy; xhat = x*rstd; ds = rstd*(u - xhat*mean(u*xhat)); dx = ds; dgamma = sum over rows of dy*xhat.
 // A row whose statistics leave float32's range takes goRMSNormStatsBackwardRowsAnyF64 (its terms added).
 func rmsnormGoRMSNormStatsBackwardRowsAnySums(dgamma, dx, dy, x, rstd, gamma []float32, rows, h int) {
 	for r := 0; r < rows; r++ {

@@ -141,8 +141,8 @@ func (l *lowering) blockedBody() (body []jen.Code, statsFn jen.Code) {
 			params = append(params, jen.Id(l.arrayName(i)).Op("=").Id(l.arrayName(i)).Index(jen.Empty(), jen.Id("h")))
 		}
 	}
-	if l.col != nil {
-		params = append(params, jen.Id(l.col.name).Op("=").Id(l.col.name).Index(jen.Empty(), jen.Id("h")))
+	for _, c := range l.colSums {
+		params = append(params, jen.Id(c.name).Op("=").Id(c.name).Index(jen.Empty(), jen.Id("h")))
 	}
 	if len(params) > 0 {
 		body = append(body, jen.Comment("Lengths the compiler can see: no bounds checks in the loops."))
@@ -281,6 +281,19 @@ func lanes(accs int) (n, terms int) {
 	return 2, 2
 }
 
+// lanes is lanes for l's kernel: a backward row kernel (rowFunc) with
+// two or more sums keeps one lane per sum, four terms a step: its loop
+// also holds the row's statistics and, fused, column chains' values, and
+// with two lanes a sum the compiler spilled lanes on every step. The
+// adds are the same in number; the chain's latency, one add per four
+// elements, stays under the loop's add throughput.
+func (l *lowering) lanes(accs int) (n, terms int) {
+	if l.rowFunc && accs >= 2 {
+		return 1, 4
+	}
+	return lanes(accs)
+}
+
 // blockLoop is an accumulating loop in the float32 form: whole blocks
 // with their lanes, the float64 totals, then the rest of the row.
 func (l *lowering) blockLoop(lp *ir.Loop, uses []int) []jen.Code {
@@ -307,9 +320,7 @@ func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
 		tailIds = append(tailIds, jen.Id(tailName(l.k.AccName(a))))
 	}
 	out = append(out, jen.Var().List(tailIds...).Float32())
-	if l.col != nil {
-		l.colAt = func() *jen.Statement { return jen.Id(l.col.name).Index(jen.Id("i")) }
-	}
+	l.colAt = func(name string) *jen.Statement { return jen.Id(name).Index(jen.Id("i")) }
 	code, accTerms := l.elementOps(lp, uses, l.at32, "")
 	tail = append(tail, code...)
 	for _, a := range accs {
@@ -330,7 +341,7 @@ func (l *lowering) tailLoop(lp *ir.Loop, uses []int) []jen.Code {
 // accumulator's lanes.
 func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk []jen.Code, totals map[int]*jen.Statement) {
 	accs := loopAccs(lp)
-	nLanes, _ := lanes(len(accs))
+	nLanes, _ := l.lanes(len(accs))
 	for a := range l.k.Arrays {
 		if loopUses(lp, a) && !l.segParam(a) {
 			row := jen.Id(l.rowName(a))
@@ -340,8 +351,10 @@ func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk
 			blk = append(blk, jen.Id(l.blockName(a)).Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Add(elemType(l.k.Arrays[a].Elem))).Call(row))
 		}
 	}
-	if c := l.col; c != nil && c.lp == lp {
-		blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
+	for _, c := range l.colSums {
+		if c.lp == lp {
+			blk = append(blk, jen.Id(c.name+"Block").Op(":=").Parens(jen.Op("*").Index(jen.Lit(blockLen)).Float32()).Call(jen.Id(c.name).Index(start.Clone(), jen.Empty())))
+		}
 	}
 	for _, a := range accs {
 		var ids []jen.Code
@@ -366,7 +379,7 @@ func (l *lowering) blockBody(lp *ir.Loop, uses []int, start *jen.Statement) (blk
 // every lane of every accumulator.
 func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
 	accs := loopAccs(lp)
-	nLanes, terms := lanes(len(accs))
+	nLanes, terms := l.lanes(len(accs))
 	step := nLanes * terms
 	// Each element's locals are numbered, dev0 to dev7; or lettered, sA
 	// to sH, where a number would make a value's name (the pivot x0) or
@@ -391,12 +404,30 @@ func (l *lowering) laneLoop(lp *ir.Loop, uses []int) jen.Code {
 			}
 			return jen.Id(l.blockName(a)).Index(idx.Clone())
 		}
-		if l.col != nil {
-			l.colAt = func() *jen.Statement { return jen.Id(l.col.name + "Block").Index(idx.Clone()) }
-		}
+		l.colAt = func(name string) *jen.Statement { return jen.Id(name + "Block").Index(idx.Clone()) }
 		code, accTerms := l.elementOps(lp, uses, at, suffix(e))
 		stepBody = append(stepBody, code...)
 		elems[e] = accTerms
+		if nLanes == 1 {
+			// The step's sum of each accumulator grows element by element,
+			// in the order of the one-expression form (the same bits): the
+			// terms need not all stay live to the step's end.
+			for _, a := range accs {
+				for t, term := range accTerms[a] {
+					op := "+="
+					if e == 0 && t == 0 {
+						op = ":="
+					}
+					stepBody = append(stepBody, jen.Id(stepName(l.k.AccName(a))).Op(op).Add(term))
+				}
+			}
+		}
+	}
+	if nLanes == 1 {
+		for _, a := range accs {
+			stepBody = append(stepBody, jen.Id(laneName(l.k.AccName(a), 0)).Op("+=").Id(stepName(l.k.AccName(a))))
+		}
+		return jen.For(jen.Id("j").Op(":=").Lit(0), jen.Id("j").Op("<").Lit(blockLen), jen.Id("j").Op("+=").Lit(step)).Block(stepBody...)
 	}
 	for _, a := range accs {
 		for ln := range nLanes {
@@ -452,8 +483,10 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			rounded[op.Args[2]] = true
 		}
 	}
-	if c := l.col; c != nil && c.lp == lp {
-		rounded[c.v] = true
+	for _, c := range l.colSums {
+		if c.lp == lp {
+			rounded[c.v] = true
+		}
 	}
 	for i, op := range lp.Ops {
 		var e *jen.Statement
@@ -489,8 +522,10 @@ func (l *lowering) elementOps(lp *ir.Loop, uses []int, at func(a int) *jen.State
 			product[i] = false
 		}
 		expr[i] = e
-		if c := l.col; c != nil && c.lp == lp && c.v == ir.V(i) {
-			code = append(code, l.colAt().Op("+=").Add(ref(c.v)))
+		for _, c := range l.colSums {
+			if c.lp == lp && c.v == ir.V(i) {
+				code = append(code, l.colAt(c.name).Op("+=").Add(ref(c.v)))
+			}
 		}
 	}
 	return code, terms
@@ -563,6 +598,8 @@ func (l *lowering) blockName(a int) string { return l.arrayName(a) + "Block" }
 func laneName(acc string, lane int) string { return acc + strconv.Itoa(lane) }
 
 func tailName(acc string) string { return acc + "Tail" }
+
+func stepName(acc string) string { return acc + "Step" }
 
 // pairwise adds ids as a balanced tree: ((a + b) + (c + d)).
 func pairwise(ids []*jen.Statement) *jen.Statement {

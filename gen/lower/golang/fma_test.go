@@ -43,16 +43,21 @@ func TestProductsRounded(t *testing.T) {
 		k, err := algo.Build(sk)
 		add(sk.Name, k, err)
 	}
-	bw, err := algo.NewBackward(spec.Kernel{Name: "RMS", Axis: "last", Epsilon: 1e-6, Scale: true, SaveStats: true, Backward: true})
-	if err != nil || bw.Fused == nil {
-		t.Fatalf("RMSNorm backward: no fused sums (%v)", err)
+	for _, sk := range []spec.Kernel{
+		{Name: "RMS", Axis: "last", Epsilon: 1e-6, Scale: true, SaveStats: true, Backward: true},
+		{Name: "LN", Axis: "last", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true, SaveStats: true, Backward: true},
+	} {
+		bw, err := algo.NewBackward(sk)
+		if err != nil || bw.Fused == nil {
+			t.Fatalf("%s backward: no fused sums (%v)", sk.Name, err)
+		}
+		add(sk.Name+" backward Params", bw.Params, nil)
+		forms = append(forms,
+			form{sk.Name + " backward Rows", bw.GoRowsKernel(), func(k *ir.Kernel) string { return renderCode(t, k, RowFunc(k)) }},
+			form{sk.Name + " backward fused", bw.GoRowsKernel(), func(k *ir.Kernel) string {
+				return renderCode(t, k, jen.Add(FusedFunc(k, bw.Fused.Loop, bw.Fused.Cols)).Line().Add(float64Func(k, Float64Name(k))))
+			}})
 	}
-	add("RMS backward Params", bw.Params, nil)
-	forms = append(forms,
-		form{"RMS backward Rows", bw.Rows, func(k *ir.Kernel) string { return renderCode(t, k, RowFunc(k)) }},
-		form{"RMS backward fused", bw.Rows, func(k *ir.Kernel) string {
-			return renderCode(t, k, jen.Add(FusedFunc(k, bw.Fused.Loop, bw.Fused.V, bw.Fused.Out)).Line().Add(float64Func(k, Float64Name(k))))
-		}})
 	bn, err := algo.BatchColumns(spec.Kernel{Name: "BN", Axis: "batch", Mean: true, Epsilon: 1e-5, Scale: true, Shift: true,
 		AffinePerRow: true, SaveStats: true, Running: &spec.Running{Convention: "pytorch", Momentum: 0.1}})
 	add("BatchNorm columns", bn, err)

@@ -2,9 +2,11 @@ package golang
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/normgen/normgen/gen/algo"
 	"github.com/normgen/normgen/gen/ir"
 	"github.com/normgen/normgen/gen/pass"
 	"github.com/normgen/normgen/gen/target"
@@ -26,28 +28,38 @@ func FusedName(k *ir.Kernel) string {
 
 // FusedFunc is the float32 form of the row kernel k (Blocked, over
 // contiguous rows) that also adds, for every element of every row, the
-// value v of k.Body[loop] to name[i], a []float32 of h values taken as
-// its first parameter: a column sum computed with the row's own terms,
-// which saves the loads of another pass over the rows. The row outputs
-// are k's pure-Go function's bits; a row the guard rejects has added its
-// float32 terms before the float64 form recomputes its outputs. Each row
-// runs in a function of its own (FusedName + "Row") that calls nothing,
-// and which returns false where the guard rejects the row: with the call
-// of the float64 form in its loops' function, Go's register allocation
-// made the rows about a tenth slower.
-func FusedFunc(k *ir.Kernel, loop int, v ir.V, name string) jen.Code {
+// value cols[j].V of k.Body[loop] to cols[j].Out[i], a []float32 of h
+// values taken as its first parameters: column sums computed with the
+// row's own terms, which saves the loads of another pass over the rows.
+// The row outputs are k's pure-Go function's bits; a row the guard
+// rejects has added its float32 terms before the float64 form recomputes
+// its outputs. Each row runs in a function of its own (FusedName +
+// "Row") that calls nothing, and which returns false where the guard
+// rejects the row: with the call of the float64 form in its loops'
+// function, Go's register allocation made the rows about a tenth slower.
+func FusedFunc(k *ir.Kernel, loop int, cols []algo.FusedCol) jen.Code {
 	lp, ok := k.Body[loop].(*ir.Loop)
-	if !ok || !Blocked(k) || k.Layout != ir.Rows || int(v) >= len(lp.Ops) || !lp.Ops[v].Code.MakesValue() || k.ArrayIndex(name) >= 0 {
-		panic(fmt.Sprintf("golang: kernel %s has no column sum %s of v%d in statement %d", k.Name, name, v, loop))
+	if !ok || !Blocked(k) || k.Layout != ir.Rows || len(cols) == 0 {
+		panic(fmt.Sprintf("golang: kernel %s has no column sums in statement %d", k.Name, loop))
+	}
+	var sums []colSum
+	var names []string
+	for _, c := range cols {
+		if int(c.V) >= len(lp.Ops) || !lp.Ops[c.V].Code.MakesValue() || k.ArrayIndex(c.Out) >= 0 {
+			panic(fmt.Sprintf("golang: kernel %s has no column sum %s of v%d in statement %d", k.Name, c.Out, c.V, loop))
+		}
+		sums = append(sums, colSum{lp: lp, v: c.V, name: c.Out})
+		names = append(names, c.Out)
 	}
 	fn := FusedName(k)
+	list := strings.Join(names, ", ")
 	doc := jen.Commentf("%s is the pure-Go %s that also adds each element's", fn, k.Name).Line().
-		Commentf("term of %s to %s[i], row after row: %s.", name, name, k.Doc)
+		Commentf("terms of %s to their element i, row after row: %s.", list, k.Doc)
 	if pass.HasGuard(k) {
 		fb, _ := Fallback(k)
 		doc = doc.Line().Commentf("A row whose statistics leave float32's range takes %s (its terms added).", fb)
 	}
-	return rowForm(k, &colSum{lp: lp, v: v, name: name}, fn, doc)
+	return rowForm(k, sums, fn, doc)
 }
 
 // RowFunc is Func for a row kernel whose guard hands rows to the float64
@@ -65,20 +77,20 @@ func RowFunc(k *ir.Kernel) jen.Code {
 	return jen.Add(rowForm(k, nil, name, doc)).Line().Line().Add(float64Func(k, Float64Name(k)))
 }
 
-// rowForm is the float32 form of k named fn, with the column sum col
-// (nil: none), each row computed by fn + "Row", which calls nothing and
+// rowForm is the float32 form of k named fn, with the column sums cols
+// (none: nil), each row computed by fn + "Row", which calls nothing and
 // returns false where a guard rejects the row; fn then calls the float64
 // form. With that call inside the loops' function, Go's register
 // allocation made the rows about a tenth slower.
-func rowForm(k *ir.Kernel, col *colSum, fn string, doc *jen.Statement) jen.Code {
+func rowForm(k *ir.Kernel, cols []colSum, fn string, doc *jen.Statement) jen.Code {
 	l := newLowering(k)
 	l.f32 = true
 	l.rowFunc = true
-	l.col = col
+	l.colSums = cols
 	rowFn := fn + "Row"
 	var first []jen.Code
-	if col != nil {
-		first = []jen.Code{jen.Id(col.name)}
+	for _, c := range cols {
+		first = append(first, jen.Id(c.name))
 	}
 	body, _ := l.blockedBody()
 	body = append(body, jen.Return(jen.True()))

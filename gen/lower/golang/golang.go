@@ -176,10 +176,11 @@ type lowering struct {
 	// perColumn are the values a loop of the tiled Columns form reads
 	// per column, as <name>Col (columns.go).
 	perColumn map[ir.S]bool
-	// col (nil: none) is a column sum the float32 form adds to besides
-	// the IR's (FusedFunc); colAt, the element of its chain being written.
-	col   *colSum
-	colAt func() *jen.Statement
+	// colSums are the column sums the float32 form adds to besides the
+	// IR's (FusedFunc), all in one loop; colAt, the element of sum name's
+	// chain being written.
+	colSums []colSum
+	colAt   func(name string) *jen.Statement
 	// rowFunc: the float32 form's body is one row's (row r), a guard
 	// returns false instead of calling the float64 form (FusedFunc).
 	rowFunc bool
@@ -498,8 +499,10 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 			uses[a]++
 		}
 	}
-	if c := l.col; c != nil && c.lp == lp {
-		uses[c.v]++
+	for _, c := range l.colSums {
+		if c.lp == lp {
+			uses[c.v]++
+		}
 	}
 	if l.f32 {
 		var code []jen.Code
