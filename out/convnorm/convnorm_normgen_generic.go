@@ -9,7 +9,6 @@ import "math"
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goConvNeXtLayerNormAnyF64.
 func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stride int) {
-	invN := 1 / float32(h)
 	eps := float32(1e-06)
 	var pivotSumChunks [1024]float32
 	var pivotSumTotals [1024]float64
@@ -71,7 +70,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -101,7 +100,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoConvNeXtLayerNormAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -147,102 +146,36 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			}
 		} else {
 			{
-				lo, hi := 0, n
-				w := hi - lo
-				pivotRun := x[r0+lo:][:w]
-				pivotSumChunk := pivotSumChunks[lo:][:w]
-				pivotSumTotal := pivotSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+				// At most a chunk of lines: one pass summing x and x^2 in float64.
+				w := n
+				sum := runMeans[:w]
+				sumSq := runM2s[:w]
+				clear(sum)
+				clear(sumSq)
+				i := 0
+				for ; i+4 <= h; i += 4 {
+					convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+				}
+				for ; i < h; i++ {
+					convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
+				}
+				perLine := 1 / float64(h)
+				for c := range w {
+					mean := sum[c] * perLine
+					variance := sumSq[c]*perLine - mean*mean
+					if !(mean*mean <= 1048576*variance) {
+						variance = math.NaN()
 					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							pivotSumTotal[c] += float64(pivotSumChunk[c])
-							pivotSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-						}
-					}
+					sum[c], sumSq[c] = mean, variance
 				}
 			}
 			for c := range n {
-				pivot := x[r0+c]
-				pivotSum := pivotSumChunks[c]
-				pivotMean := pivotSum * invN
-				shift := pivot + pivotMean
+				shift := float32(runMeans[c])
 				shiftVals[c][0] = shift
 				shiftVals2[c][0] = shift
-			}
-			{
-				lo, hi := 0, n
-				w := hi - lo
-				shiftVals2Run := shiftVals2[lo:][:w]
-				devSumChunk := devSumChunks[lo:][:w]
-				squareSumChunk := squareSumChunks[lo:][:w]
-				devSumTotal := devSumTotals[lo:][:w]
-				squareSumTotal := squareSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
-					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftVals2Run[c][0]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev := (xLine[c] - shiftCol)
-							devSumAcc += dev
-							squareSumAcc += float32(dev * dev)
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							devSumTotal[c] += float64(devSumChunk[c])
-							devSumChunk[c] = 0
-							squareSumTotal[c] += float64(squareSumChunk[c])
-							squareSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
-						}
-					}
-				}
-			}
-			for c := range n {
-				devSum := devSumChunks[c]
-				correction := devSum * invN
+				correction := float32(runMeans[c] - float64(shift))
 				shiftVals[c][1] = correction
-				squareSum := squareSumChunks[c]
-				meanSquare := squareSum * invN
-				correctionSq := correction * correction
-				variance := meanSquare - correctionSq
+				variance := float32(runM2s[c])
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 					rejected[c] = true
@@ -271,7 +204,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoConvNeXtLayerNormAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
+				convnormGoConvNeXtLayerNormAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -350,7 +283,49 @@ func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xL
 
 // goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	line1 = line1[:w]
+	line2 = line2[:w]
+	line3 = line3[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		v1 := float64(line1[c])
+		s += v1
+		q += v1 * v1
+		v2 := float64(line2[c])
+		s += v2
+		q += v2 * v2
+		v3 := float64(line3[c])
+		s += v3
+		q += v3 * v3
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -379,9 +354,9 @@ func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -410,9 +385,9 @@ func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines7 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines5(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines7(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -713,7 +688,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -743,7 +718,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -814,103 +789,36 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			}
 		} else {
 			{
-				lo, hi := 0, n
-				w := hi - lo
-				pivotRun := x[r0+lo:][:w]
-				pivotSumChunk := pivotSumChunks[lo:][:w]
-				pivotSumTotal := pivotSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
-					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							pivotSumTotal[c] += float64(pivotSumChunk[c])
-							pivotSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-						}
-					}
+				// At most a chunk of lines: one pass summing x and x^2 in float64.
+				w := n
+				sum := runMeans[:w]
+				sumSq := runM2s[:w]
+				clear(sum)
+				clear(sumSq)
+				i := 0
+				for ; i+4 <= h; i += 4 {
+					convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
-			}
-			for c := range n {
-				pivot := x[r0+c]
-				pivotSum := pivotSumChunks[c]
-				pivotMean := pivotSum * invN
-				shift := pivot + pivotMean
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-			}
-			{
-				lo, hi := 0, n
-				w := hi - lo
-				shiftVals2Run := shiftVals2[lo:][:w]
-				devSumChunk := devSumChunks[lo:][:w]
-				squareSumChunk := squareSumChunks[lo:][:w]
-				devSumTotal := devSumTotals[lo:][:w]
-				squareSumTotal := squareSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
+				for ; i < h; i++ {
+					convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
+				}
+				perLine := 1 / float64(h)
+				for c := range w {
+					mean := sum[c] * perLine
+					variance := sumSq[c]*perLine - mean*mean
+					if !(mean*mean <= 1048576*variance) {
+						variance = math.NaN()
 					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftVals2Run[c][0]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev := (xLine[c] - shiftCol)
-							devSumAcc += dev
-							squareSumAcc += float32(dev * dev)
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							devSumTotal[c] += float64(devSumChunk[c])
-							devSumChunk[c] = 0
-							squareSumTotal[c] += float64(squareSumChunk[c])
-							squareSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
-						}
-					}
+					sum[c], sumSq[c] = mean, variance
 				}
 			}
 			for c := range n {
 				r := r0 + c
-				shift := shiftVals[c][0]
-				devSum := devSumChunks[c]
-				correction := devSum * invN
-				squareSum := squareSumChunks[c]
-				meanSquare := squareSum * invN
-				correctionSq := correction * correction
-				variance := meanSquare - correctionSq
+				shift := float32(runMeans[c])
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
+				correction := float32(runMeans[c] - float64(shift))
+				variance := float32(runM2s[c])
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 					rejected[c] = true
@@ -964,7 +872,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainColumnsAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -1051,7 +959,49 @@ func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32
 
 // goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	line1 = line1[:w]
+	line2 = line2[:w]
+	line3 = line3[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		v1 := float64(line1[c])
+		s += v1
+		q += v1 * v1
+		v2 := float64(line2[c])
+		s += v2
+		q += v2 * v2
+		v3 := float64(line3[c])
+		s += v3
+		q += v3 * v3
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -1080,9 +1030,9 @@ func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -1111,9 +1061,9 @@ func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -1720,7 +1670,6 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 // column's sums in float32 chunks of its lines added in float64.
 // A column whose statistics leave float32's range takes goBatchNormTrainONNXColumnsAnyF64.
 func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runVar []float32, rows, h, stride int) {
-	invN := 1 / float32(h)
 	eps := float32(1e-05)
 	keep := float32(0.9)
 	take := float32(0.1)
@@ -1784,7 +1733,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1814,7 +1763,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainONNXColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -1882,103 +1831,36 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			}
 		} else {
 			{
-				lo, hi := 0, n
-				w := hi - lo
-				pivotRun := x[r0+lo:][:w]
-				pivotSumChunk := pivotSumChunks[lo:][:w]
-				pivotSumTotal := pivotSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
-					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							pivotCol := pivotRun[c]
-							pivotSumAcc := pivotSumChunk[c]
-							pivotSumAcc += (xLine[c] - pivotCol)
-							pivotSumChunk[c] = pivotSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							pivotSumTotal[c] += float64(pivotSumChunk[c])
-							pivotSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							pivotSumChunk[c] = float32(pivotSumTotal[c] + float64(pivotSumChunk[c]))
-						}
-					}
+				// At most a chunk of lines: one pass summing x and x^2 in float64.
+				w := n
+				sum := runMeans[:w]
+				sumSq := runM2s[:w]
+				clear(sum)
+				clear(sumSq)
+				i := 0
+				for ; i+4 <= h; i += 4 {
+					convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
-			}
-			for c := range n {
-				pivot := x[r0+c]
-				pivotSum := pivotSumChunks[c]
-				pivotMean := pivotSum * invN
-				shift := pivot + pivotMean
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-			}
-			{
-				lo, hi := 0, n
-				w := hi - lo
-				shiftVals2Run := shiftVals2[lo:][:w]
-				devSumChunk := devSumChunks[lo:][:w]
-				squareSumChunk := squareSumChunks[lo:][:w]
-				devSumTotal := devSumTotals[lo:][:w]
-				squareSumTotal := squareSumTotals[lo:][:w]
-				// Chunks of 64 lines, each column's chunk one float32 chain; the last
-				// chunk leaves the column's sum rounded to float32 in its place (a
-				// single chunk, its chain already is).
-				for i0 := 0; i0 < h; i0 += 64 {
-					i1 := min(i0+64, h)
-					i := i0
-					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines2(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftVals2Run, devSumChunk, squareSumChunk, w)
+				for ; i < h; i++ {
+					convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
+				}
+				perLine := 1 / float64(h)
+				for c := range w {
+					mean := sum[c] * perLine
+					variance := sumSq[c]*perLine - mean*mean
+					if !(mean*mean <= 1048576*variance) {
+						variance = math.NaN()
 					}
-					for ; i < i1; i++ {
-						xLine := x[i*stride+r0+lo:][:w]
-						for c := range w {
-							shiftCol := shiftVals2Run[c][0]
-							devSumAcc := devSumChunk[c]
-							squareSumAcc := squareSumChunk[c]
-							dev := (xLine[c] - shiftCol)
-							devSumAcc += dev
-							squareSumAcc += float32(dev * dev)
-							devSumChunk[c] = devSumAcc
-							squareSumChunk[c] = squareSumAcc
-						}
-					}
-					if i1 < h {
-						for c := range w {
-							devSumTotal[c] += float64(devSumChunk[c])
-							devSumChunk[c] = 0
-							squareSumTotal[c] += float64(squareSumChunk[c])
-							squareSumChunk[c] = 0
-						}
-					} else if i0 > 0 {
-						for c := range w {
-							devSumChunk[c] = float32(devSumTotal[c] + float64(devSumChunk[c]))
-							squareSumChunk[c] = float32(squareSumTotal[c] + float64(squareSumChunk[c]))
-						}
-					}
+					sum[c], sumSq[c] = mean, variance
 				}
 			}
 			for c := range n {
 				r := r0 + c
-				shift := shiftVals[c][0]
-				devSum := devSumChunks[c]
-				correction := devSum * invN
-				squareSum := squareSumChunks[c]
-				meanSquare := squareSum * invN
-				correctionSq := correction * correction
-				variance := meanSquare - correctionSq
+				shift := float32(runMeans[c])
+				shiftVals[c][0] = shift
+				shiftVals2[c][0] = shift
+				correction := float32(runMeans[c] - float64(shift))
+				variance := float32(runM2s[c])
 				varianceEps := variance + eps
 				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
 					rejected[c] = true
@@ -2029,7 +1911,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainONNXColumnsAnyLines5(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainONNXColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -2106,7 +1988,49 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []flo
 
 // goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	line1 = line1[:w]
+	line2 = line2[:w]
+	line3 = line3[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		v1 := float64(line1[c])
+		s += v1
+		q += v1 * v1
+		v2 := float64(line2[c])
+		s += v2
+		q += v2 * v2
+		v3 := float64(line3[c])
+		s += v3
+		q += v3 * v3
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+	line0 = line0[:w]
+	sum = sum[:w]
+	sumSq = sumSq[:w]
+	for c := range w {
+		s, q := sum[c], sumSq[c]
+		v0 := float64(line0[c])
+		s += v0
+		q += v0 * v0
+		sum[c], sumSq[c] = s, q
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -2135,9 +2059,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -2166,9 +2090,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines5(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]

@@ -94,7 +94,8 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	fu := columnsFusion(k)
 	var items []item
 	var body []jen.Code
-	if l.invLen != "" {
+	// With the one pass, only the statements the fusion leaves read 1/h.
+	if l.invLen != "" && (onePassArray(fu) < 0 || fu.leaves(k, l.readsInvLen)) {
 		body = append(body, jen.Id(l.invLen).Op(":=").Lit(1).Op("/").Float32().Call(jen.Id("h")))
 	}
 	// The items of the fused passes, for the lines of one chunk.
@@ -288,7 +289,12 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 			short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
 			guardSeen = seen
-			pre, local := l.columnsFusedValues(fu, kept, item.stmts)
+			pre, local := l.columnsFusedValues(fu, kept, item.stmts, false)
+			if one := l.columnsOnePass(fu); one != nil {
+				pre, local := l.columnsFusedValues(fu, kept, item.stmts, true)
+				short = append([]jen.Code{jen.Block(one...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
+				guardSeen = seen
+			}
 			long := append([]jen.Code{jen.Block(l.columnsFused(fu)...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
 			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(long...).Else().Block(short...)}
 		}
@@ -903,7 +909,8 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 // columnsFusedValues is the per-column code of the fused passes' values
 // (shift, correction, variance) for the loop of the statements tail
 // after them: locals where kept or tail reads them, stored where kept.
-func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir.Scalar) ([]jen.Code, map[ir.S]bool) {
+// With perLine, runM2s holds the variance itself (columnsOnePass).
+func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir.Scalar, perLine bool) ([]jen.Code, map[ir.S]bool) {
 	k := l.k
 	reads := map[ir.S]bool{}
 	for _, st := range tail {
@@ -930,7 +937,9 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 	if need(fu.correction) {
 		value(fu.correction, jen.Float32().Call(at("runMeans").Op("-").Float64().Call(jen.Id(shift))))
 	}
-	if need(fu.variance) {
+	if need(fu.variance) && perLine {
+		value(fu.variance, jen.Float32().Call(at("runM2s")))
+	} else if need(fu.variance) {
 		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
 	return code, local
@@ -1501,4 +1510,104 @@ func liveOps(ops []ir.VecOp) []ir.VecOp {
 		out = append(out, op)
 	}
 	return out
+}
+
+// onePassBound is the largest (mean/sigma)^2 a column of at most blockLen
+// lines is summed around 0 for: its float64 sums of x and x^2 (each
+// square exact) then give the variance within about
+// 3*blockLen*2^-53*(1 + onePassBound) of itself, a quarter of float32's
+// rounding (docs/accuracy.md).
+const onePassBound = 1 << 20
+
+// columnsOnePass is the fused passes of a tile of at most blockLen lines:
+// one pass summing each column's x and x^2 in float64 around 0, left as
+// the mean in runMeans and the variance in runM2s (no divide a column). A
+// column whose mean is too far from 0 for its spread gets a NaN variance,
+// which the variance's guard sends to the float64 form. Nil where the first pass sums
+// anything but one array's values less the pivot.
+func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
+	array := onePassArray(fu)
+	if array < 0 {
+		return nil
+	}
+	id := jen.Id
+	x := l.arrayName(array)
+	at := func(name string) *jen.Statement { return id(name).Index(id("c")) }
+	line := func(e int) *jen.Statement {
+		i := jen.Id("i")
+		if e > 0 {
+			i = jen.Parens(jen.Id("i").Op("+").Lit(e))
+		}
+		return id(x).Index(i.Op("*").Id("stride").Op("+").Id("r0"), jen.Empty()).Index(jen.Empty(), id("w"))
+	}
+	// One function takes colLines lines, another one line.
+	helper := func(lines int) string {
+		var decl, cut, body []jen.Code
+		for e := range lines {
+			n := fmt.Sprintf("line%d", e)
+			decl = append(decl, id(n).Index().Float32())
+			cut = append(cut, id(n).Op("=").Id(n).Index(jen.Empty(), id("w")))
+		}
+		decl = append(decl, id("sum").Index().Float64(), id("sumSq").Index().Float64(), id("w").Int())
+		cut = append(cut, id("sum").Op("=").Id("sum").Index(jen.Empty(), id("w")),
+			id("sumSq").Op("=").Id("sumSq").Index(jen.Empty(), id("w")))
+		body = append(body, jen.List(id("s"), id("q")).Op(":=").List(at("sum"), at("sumSq")))
+		for e := range lines {
+			v := fmt.Sprintf("v%d", e)
+			body = append(body, id(v).Op(":=").Float64().Call(id(fmt.Sprintf("line%d", e)).Index(id("c"))),
+				id("s").Op("+=").Id(v),
+				id("q").Op("+=").Id(v).Op("*").Id(v))
+		}
+		body = append(body, jen.List(at("sum"), at("sumSq")).Op("=").List(id("s"), id("q")))
+		return l.columnsHelper(decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)))
+	}
+	four, one := helper(colLines), helper(1)
+	var group []jen.Code
+	for e := range colLines {
+		group = append(group, line(e))
+	}
+	return []jen.Code{
+		jen.Comment("At most a chunk of lines: one pass summing x and x^2 in float64."),
+		id("w").Op(":=").Id("n"),
+		id("sum").Op(":=").Id("runMeans").Index(jen.Empty(), id("w")),
+		id("sumSq").Op(":=").Id("runM2s").Index(jen.Empty(), id("w")),
+		jen.Clear(id("sum")),
+		jen.Clear(id("sumSq")),
+		id("i").Op(":=").Lit(0),
+		jen.For(jen.Empty(), id("i").Op("+").Lit(colLines).Op("<=").Id("h"), id("i").Op("+=").Lit(colLines)).Block(
+			id(four).Call(append(group, id("sum"), id("sumSq"), id("w"))...)),
+		jen.For(jen.Empty(), id("i").Op("<").Id("h"), id("i").Op("++")).Block(
+			id(one).Call(line(0), id("sum"), id("sumSq"), id("w"))),
+		id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(id("h")),
+		jen.For(id("c").Op(":=").Range().Id("w")).Block(
+			id("mean").Op(":=").Add(at("sum")).Op("*").Id("perLine"),
+			id("variance").Op(":=").Add(at("sumSq")).Op("*").Id("perLine").Op("-").Id("mean").Op("*").Id("mean"),
+			jen.If(jen.Op("!").Parens(id("mean").Op("*").Id("mean").Op("<=").Lit(onePassBound).Op("*").Id("variance"))).Block(
+				id("variance").Op("=").Qual("math", "NaN").Call()),
+			jen.List(at("sum"), at("sumSq")).Op("=").List(id("mean"), id("variance"))),
+	}
+}
+
+// onePassArray is the array whose values fusion fu's first pass sums
+// less the pivot, -1 where it sums anything else (see columnsOnePass).
+func onePassArray(fu *fusion) int {
+	if fu == nil {
+		return -1
+	}
+	array, loads, subs := -1, 0, 0
+	for _, op := range fu.a.Ops {
+		switch op.Code {
+		case ir.VLoad:
+			array, loads = op.Array, loads+1
+		case ir.VSub:
+			subs++
+		case ir.VSplat, ir.VAcc:
+		default:
+			return -1
+		}
+	}
+	if loads != 1 || subs != 1 {
+		return -1
+	}
+	return array
 }
