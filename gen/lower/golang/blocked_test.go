@@ -76,7 +76,7 @@ func TestBlockedForm(t *testing.T) {
 		if fused := fuse(k) != nil; fused != sk.Mean {
 			t.Errorf("%s: mean and variance fused %v", sk.Name, fused)
 		} else if fused {
-			for _, want := range []string{"Moments(", "(runMean, runM2 float64) {", "runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*", "spent+cost > budget*lagM2 {", "blockShift := float32(lagMean)", "blockShift = 0", "waiting++", "for p := 0; p+1 < waiting; p += 2 {", "if waiting%2 == 1 {"} {
+			for _, want := range []string{"Moments(", "(runMean, runM2 float64) {", "runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*", "spent+cost > budget*lagM2 {", "blockShift := float32(lagMean)", "blockShift = 0", "waiting++", "for p := 0; p+1 < waiting; p += 2 {", "if waiting%2 == 1 {"} {
 				if !strings.Contains(fast, want) {
 					t.Errorf("%s: fused form lacks %q:\n%s", sk.Name, want, fast)
 				}

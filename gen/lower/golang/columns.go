@@ -897,7 +897,7 @@ func (l *lowering) columnsFused(fu *fusion) []jen.Code {
 			id("delta").Op(":=").Id("blockMean").Op("-").Add(at("runMean")),
 			at("runMean").Op("+=").Id("delta").Op("*").Id("nb").Op("/").Id("nab"),
 			at("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Id("nb").
-				Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(id("na").Op("*").Id("nb").Op("/").Id("nab")),
+				Op("+").Float64().Call(id("delta").Op("*").Id("delta").Op("*").Parens(id("na").Op("*").Id("nb").Op("/").Id("nab"))),
 			clearSums), setBlockShift(jen.Float32().Call(id("blockMean")))...)...),
 	}
 	code = append(code, jen.Comment("Each later chunk: one pass around the mean of the chunk before, joined in float64."),
@@ -1556,7 +1556,7 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 			v := fmt.Sprintf("v%d", e)
 			body = append(body, id(v).Op(":=").Float64().Call(id(fmt.Sprintf("line%d", e)).Index(id("c"))),
 				id("s").Op("+=").Id(v),
-				id("q").Op("+=").Id(v).Op("*").Id(v))
+				id("q").Op("+=").Float64().Call(id(v).Op("*").Id(v)))
 		}
 		body = append(body, jen.List(at("sum"), at("sumSq")).Op("=").List(id("s"), id("q")))
 		return l.columnsHelper(decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)))
@@ -1581,7 +1581,8 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 		id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(id("h")),
 		jen.For(id("c").Op(":=").Range().Id("w")).Block(
 			id("mean").Op(":=").Add(at("sum")).Op("*").Id("perLine"),
-			id("variance").Op(":=").Add(at("sumSq")).Op("*").Id("perLine").Op("-").Id("mean").Op("*").Id("mean"),
+			// Products rounded: no compiler fuses them into the subtraction.
+			id("variance").Op(":=").Float64().Call(at("sumSq").Op("*").Id("perLine")).Op("-").Float64().Call(id("mean").Op("*").Id("mean")),
 			jen.If(jen.Op("!").Parens(id("mean").Op("*").Id("mean").Op("<=").Lit(onePassBound).Op("*").Id("variance"))).Block(
 				id("variance").Op("=").Qual("math", "NaN").Call()),
 			jen.List(at("sum"), at("sumSq")).Op("=").List(id("mean"), id("variance"))),

@@ -16,8 +16,9 @@ import (
 	"github.com/normgen/normgen/spec"
 )
 
-// TestProductsRounded: in the float32 forms no float32 product enters a
-// sum (+, -, +=, -=) without a conversion. Go may fuse such a product
+// TestProductsRounded: in the pure-Go forms (float32, and the float64
+// forms beside them) no product enters a sum (+, -, +=, -=) without a
+// conversion, written in the sum or in the statement defining a local. Go may fuse such a product
 // into an FMA (arm64, ppc64, s390x, riscv64, amd64 with GOAMD64=v3) by the
 // shape of the code around it, and forms promised the same bits (the
 // backward's fused Rows kernel and Parallel's Rows and Params kernels; a
@@ -63,13 +64,15 @@ func TestProductsRounded(t *testing.T) {
 	add("BatchNorm columns", bn, err)
 	for _, f := range forms {
 		if bad := unroundedProducts(t, f.code(f.k)); len(bad) > 0 {
-			t.Errorf("%s: float32 products enter sums unrounded: %q", f.name, bad)
+			t.Errorf("%s: products enter sums unrounded: %q", f.name, bad)
 		}
 	}
 }
 
-// unroundedProducts are the float32 products of src that are an operand
-// of a float32 sum, as written.
+// unroundedProducts are the float products of src that are an operand of
+// a sum (float32 or float64: the float64 forms' and statistics' bits too),
+// as written or through a local assigned the product (Go fuses across
+// statements).
 func unroundedProducts(t *testing.T, src string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -77,26 +80,54 @@ func unroundedProducts(t *testing.T, src string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	if _, err := conf.Check("p", fset, []*ast.File{file}, info); err != nil {
 		t.Fatal(err)
 	}
 	is32 := func(e ast.Expr) bool {
 		b, ok := info.Types[e].Type.(*types.Basic)
-		return ok && b.Kind() == types.Float32
+		return ok && (b.Kind() == types.Float32 || b.Kind() == types.Float64)
 	}
-	var bad []string
-	check := func(e ast.Expr) {
+	unparen := func(e ast.Expr) ast.Expr {
 		for {
 			p, ok := e.(*ast.ParenExpr)
 			if !ok {
-				break
+				return e
 			}
 			e = p.X
 		}
-		if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.MUL && is32(b) {
-			bad = append(bad, fmt.Sprint(fset.Position(b.Pos()).Line, ": ", types.ExprString(b)))
+	}
+	isProduct := func(e ast.Expr) bool {
+		b, ok := unparen(e).(*ast.BinaryExpr)
+		return ok && b.Op == token.MUL && is32(b)
+	}
+	// Locals assigned a product.
+	products := map[types.Object]bool{}
+	ast.Inspect(file, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && len(a.Lhs) == len(a.Rhs) && (a.Tok == token.DEFINE || a.Tok == token.ASSIGN) {
+			for i, l := range a.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok || !isProduct(a.Rhs[i]) {
+					continue
+				}
+				if o := info.Defs[id]; o != nil {
+					products[o] = true
+				} else if o := info.Uses[id]; o != nil {
+					products[o] = true
+				}
+			}
+		}
+		return true
+	})
+	var bad []string
+	check := func(e ast.Expr) {
+		e = unparen(e)
+		if id, ok := e.(*ast.Ident); ok && products[info.Uses[id]] {
+			bad = append(bad, fmt.Sprint(fset.Position(id.Pos()).Line, ": ", id.Name, " (a product)"))
+		}
+		if isProduct(e) {
+			bad = append(bad, fmt.Sprint(fset.Position(e.Pos()).Line, ": ", types.ExprString(e)))
 		}
 	}
 	ast.Inspect(file, func(n ast.Node) bool {

@@ -375,7 +375,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call, pre []jen.Code, fn
 			id("n").Op(":=").Add(na.Clone()).Op("+").Add(nb.Clone()),
 			id("runMean").Op("+=").Id("delta").Op("*").Add(nb.Clone()).Op("/").Id("n"),
 			id("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Add(nb.Clone()).
-				Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(jen.Add(na.Clone()).Op("*").Add(nb.Clone()).Op("/").Id("n")),
+				Op("+").Float64().Call(id("delta").Op("*").Id("delta").Op("*").Parens(jen.Add(na.Clone()).Op("*").Add(nb.Clone()).Op("/").Id("n"))),
 		}
 	}
 	// Each later block: one pass, shifted or not.
@@ -384,7 +384,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call, pre []jen.Code, fn
 	body := append([]jen.Code{id("blockShift").Op(":=").Float32().Call(id("lagMean"))}, blk[:len(blk)-3]...)
 	body = append(body, lanesDecl...)
 	body = append(body, jen.If(
-		id("cost").Op(":=").Lit(float64(blockLen)).Op("*").Add(f64(id("blockShift"))).Op("*").Add(f64(id("blockShift"))),
+		id("cost").Op(":=").Float64().Call(jen.Lit(float64(blockLen)).Op("*").Add(f64(id("blockShift"))).Op("*").Add(f64(id("blockShift")))),
 		id("spent").Op("+").Id("cost").Op(">").Id("budget").Op("*").Id("lagM2")).Block(
 		l.laneLoop(shifted, usesOf(shifted)),
 	).Else().Block(
@@ -411,7 +411,7 @@ func (l *lowering) fusedStats(fu *fusion, name string) (call, pre []jen.Code, fn
 		id("n").Op(":=").Float64().Call(id("h")),
 		id("runMean").Op("+=").Id("delta").Op("*").Add(nb.Clone()).Op("/").Id("n"),
 		id("runM2").Op("+=").Id("blockSq").Op("-").Id("blockDev").Op("*").Id("blockDev").Op("/").Add(nb.Clone()).
-			Op("+").Id("delta").Op("*").Id("delta").Op("*").Parens(f64(id("whole")).Op("*").Add(nb.Clone()).Op("/").Id("n")))
+			Op("+").Float64().Call(id("delta").Op("*").Id("delta").Op("*").Parens(f64(id("whole")).Op("*").Add(nb.Clone()).Op("/").Id("n"))))
 	head = append(head, jen.If(id("whole").Op("<").Id("h")).Block(tail...))
 
 	// A row shorter than a block: the two passes, one chain each.

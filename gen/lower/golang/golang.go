@@ -432,7 +432,8 @@ func (l *lowering) scalar(st *ir.Scalar) jen.Code {
 	case ir.SSub:
 		v = arg(0).Op("-").Add(arg(1))
 	case ir.SMul:
-		v = arg(0).Op("*").Add(arg(1))
+		// Rounded, as in the float32 form.
+		v = jen.Float64().Call(arg(0).Op("*").Add(arg(1)))
 	case ir.SDiv:
 		v = arg(0).Op("/").Add(arg(1))
 	case ir.SSqrt:
@@ -468,7 +469,8 @@ func (l *lowering) scalar32(st *ir.Scalar, arg func(int) *jen.Statement) jen.Cod
 	case ir.SSub:
 		v = arg(0).Op("-").Add(arg(1))
 	case ir.SMul:
-		v = arg(0).Op("*").Add(arg(1))
+		// Rounded: a later statement's add must not fuse with it.
+		v = jen.Float32().Call(arg(0).Op("*").Add(arg(1)))
 	case ir.SDiv:
 		v = arg(0).Op("/").Add(arg(1))
 	case ir.SSqrt:
@@ -522,6 +524,14 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 	var pre, body []jen.Code
 	expr := make([]*jen.Statement, len(lp.Ops))
 	ref := func(v ir.V) *jen.Statement { return jen.Null().Add(expr[v]) }
+	// A product that enters a sum is rounded by a conversion: no compiler
+	// fuses the two (the same bits on every platform).
+	term := func(v ir.V) *jen.Statement {
+		if lp.Ops[v].Code == ir.VMul {
+			return jen.Float64().Call(ref(v))
+		}
+		return ref(v)
+	}
 	for i, op := range lp.Ops {
 		if op.Code == ir.VAcc || op.Code == ir.VAccMul {
 			if !containsAcc(lp.Ops[:i], op.Acc) {
@@ -535,23 +545,23 @@ func (l *lowering) loop(lp *ir.Loop) []jen.Code {
 		case ir.VSplat:
 			e = l.value(op.Scalar)
 		case ir.VAdd:
-			e = jen.Parens(ref(op.Args[0]).Op("+").Add(ref(op.Args[1])))
+			e = jen.Parens(term(op.Args[0]).Op("+").Add(term(op.Args[1])))
 		case ir.VSub:
-			e = jen.Parens(ref(op.Args[0]).Op("-").Add(ref(op.Args[1])))
+			e = jen.Parens(term(op.Args[0]).Op("-").Add(term(op.Args[1])))
 		case ir.VMul:
 			e = ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))
 		case ir.VFMA:
-			e = jen.Parens(ref(op.Args[0]).Op("*").Add(ref(op.Args[1])).Op("+").Add(ref(op.Args[2])))
+			e = jen.Parens(jen.Float64().Call(ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))).Op("+").Add(term(op.Args[2])))
 		case ir.VStore:
 			// Half storage: float64 to float32, then to the format: the
 			// assembly's one rounding of its float32 result.
 			body = append(body, l.element(op.Array).Op("=").Add(narrow(l.k.Arrays[op.Array].Elem, jen.Float32().Call(ref(op.Args[0])))))
 			continue
 		case ir.VAcc:
-			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(ref(op.Args[0])))
+			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(term(op.Args[0])))
 			continue
 		case ir.VAccMul:
-			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Add(ref(op.Args[0])).Op("*").Add(ref(op.Args[1])))
+			body = append(body, jen.Id(l.k.AccName(op.Acc)).Op("+=").Float64().Call(ref(op.Args[0]).Op("*").Add(ref(op.Args[1]))))
 			continue
 		default:
 			panic(fmt.Sprintf("golang: unknown vector op %v", op.Code))
