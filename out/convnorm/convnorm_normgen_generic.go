@@ -121,7 +121,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
-						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
 						blockShiftVals[c][0] = float32(blockMean)
 					}
@@ -162,7 +162,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				perLine := 1 / float64(h)
 				for c := range w {
 					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
+					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
 					if !(mean*mean <= 1048576*variance) {
 						variance = math.NaN()
 					}
@@ -294,16 +294,16 @@ func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		v1 := float64(line1[c])
 		s += v1
-		q += v1 * v1
+		q += float64(v1 * v1)
 		v2 := float64(line2[c])
 		s += v2
-		q += v2 * v2
+		q += float64(v2 * v2)
 		v3 := float64(line3[c])
 		s += v3
-		q += v3 * v3
+		q += float64(v3 * v3)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -318,7 +318,7 @@ func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq 
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -418,25 +418,25 @@ func convnormGoConvNeXtLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h, s
 		for i := range h {
 			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(x[i*stride+r]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-06))
 		varianceEps := variance + eps
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dst[i*stride+r] = float32((float64(((float64(x[i*stride+r])-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 	}
 }
@@ -471,7 +471,7 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 			}
 			pivotSum += float64(pivotSumTail)
 		}
-		pivotMean := float32(pivotSum) * invN
+		pivotMean := float32(float32(pivotSum) * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -504,9 +504,9 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
 		}
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
+		correction := float32(float32(devSum) * invN)
+		meanSquare := float32(float32(squareSum) * invN)
+		correctionSq := float32(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -518,7 +518,7 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 		rstd := 1 / std
 		mean := shift + correction
 		gain := gains[r]
-		scale := rstd * gain
+		scale := float32(rstd * gain)
 		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
 			convnormGoBatchNormTrainAnyF64(dst[r*rowstride:], means[r:], rstds[r:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -529,13 +529,13 @@ func convnormGoBatchNormTrainAny(dst, means, rstds, x, gains, biases, runMean, r
 		unbias := 1 - invN
 		unbiasedVariance := variance / unbias
 		oldMean := runMean[r]
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = newMean
 		oldVar := runVar[r]
-		keptVar := keep * oldVar
-		takenVar := take * unbiasedVariance
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * unbiasedVariance)
 		newVar := keptVar + takenVar
 		runVar[r] = newVar
 		for k := range segs {
@@ -565,7 +565,7 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -575,12 +575,12 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 			for i := range seglen {
 				dev := (float64(xRow[i]) - shift)
 				devSum += dev
-				squareSum += dev * dev
+				squareSum += float64(dev * dev)
 			}
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -588,20 +588,20 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 		rstd := 1 / std
 		mean := shift + correction
 		gain := float64(gains[r])
-		scale := rstd * gain
+		scale := float64(rstd * gain)
 		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		unbias := 1 - invN
 		unbiasedVariance := variance / unbias
 		oldMean := float64(runMean[r])
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float64(keep * oldMean)
+		takenMean := float64(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = float32(newMean)
 		oldVar := float64(runVar[r])
-		keptVar := keep * oldVar
-		takenVar := take * unbiasedVariance
+		keptVar := float64(keep * oldVar)
+		takenVar := float64(take * unbiasedVariance)
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
 		for k := range segs {
@@ -609,7 +609,7 @@ func convnormGoBatchNormTrainAnyF64(dst, means, rstds, x, gains, biases, runMean
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*scale + bias))
+				dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*scale) + bias))
 			}
 		}
 		means[r] = float32(mean)
@@ -739,7 +739,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
-						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
 						blockShiftVals[c][0] = float32(blockMean)
 					}
@@ -764,19 +764,19 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				mean := shift + correction
 				rstdVals[c][1] = mean
 				gain := gains[r]
-				scale := rstd * gain
+				scale := float32(rstd * gain)
 				shiftVals[c][1] = scale
 				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
+				keptMean := float32(keep * oldMean)
+				takenMean := float32(take * mean)
 				newMean := keptMean + takenMean
 				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * unbiasedVariance
+				keptVar := float32(keep * oldVar)
+				takenVar := float32(take * unbiasedVariance)
 				newVar := keptVar + takenVar
-				offsetPart := correction * scale
+				offsetPart := float32(correction * scale)
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
 				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
@@ -805,7 +805,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				perLine := 1 / float64(h)
 				for c := range w {
 					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
+					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
 					if !(mean*mean <= 1048576*variance) {
 						variance = math.NaN()
 					}
@@ -831,19 +831,19 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				mean := shift + correction
 				rstdVals[c][1] = mean
 				gain := gains[r]
-				scale := rstd * gain
+				scale := float32(rstd * gain)
 				shiftVals[c][1] = scale
 				bias := biases[r]
 				unbiasedVariance := variance / unbias
 				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
+				keptMean := float32(keep * oldMean)
+				takenMean := float32(take * mean)
 				newMean := keptMean + takenMean
 				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * unbiasedVariance
+				keptVar := float32(keep * oldVar)
+				takenVar := float32(take * unbiasedVariance)
 				newVar := keptVar + takenVar
-				offsetPart := correction * scale
+				offsetPart := float32(correction * scale)
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
 				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
@@ -970,16 +970,16 @@ func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, 
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		v1 := float64(line1[c])
 		s += v1
-		q += v1 * v1
+		q += float64(v1 * v1)
 		v2 := float64(line2[c])
 		s += v2
-		q += v2 * v2
+		q += float64(v2 * v2)
 		v3 := float64(line3[c])
 		s += v3
-		q += v3 * v3
+		q += float64(v3 * v3)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -994,7 +994,7 @@ func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, su
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -1094,18 +1094,18 @@ func convnormGoBatchNormTrainColumnsAnyF64(dst, means, rstds, x, gains, biases, 
 		for i := range h {
 			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(x[i*stride+r]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -1113,24 +1113,24 @@ func convnormGoBatchNormTrainColumnsAnyF64(dst, means, rstds, x, gains, biases, 
 		rstd := 1 / std
 		mean := shift + correction
 		gain := float64(gains[r])
-		scale := rstd * gain
+		scale := float64(rstd * gain)
 		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		unbias := 1 - invN
 		unbiasedVariance := variance / unbias
 		oldMean := float64(runMean[r])
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float64(keep * oldMean)
+		takenMean := float64(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = float32(newMean)
 		oldVar := float64(runVar[r])
-		keptVar := keep * oldVar
-		takenVar := take * unbiasedVariance
+		keptVar := float64(keep * oldVar)
+		takenVar := float64(take * unbiasedVariance)
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
+			dst[i*stride+r] = float32((float64(((float64(x[i*stride+r])-shift)-correction)*scale) + bias))
 		}
 		means[r] = float32(mean)
 		rstds[r] = float32(rstd)
@@ -1186,8 +1186,8 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
-		s5 := s3 * s4
-		s6 := s2 * s5
+		s5 := float32(s3 * s4)
+		s6 := float32(s2 * s5)
 		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -1197,14 +1197,14 @@ func convnormGoBatchNormTrainBackwardRowsAny(dx, dgain, dbias, dy, x, mean, rstd
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
-		s8 := s7 * s4
-		s9 := s2 * s8
+		s8 := float32(s7 * s4)
+		s9 := float32(s2 * s8)
 		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
 		s11 := 0 - s6
-		s12 := s11 * s1
+		s12 := float32(s11 * s1)
 		if !(s12 >= -math.MaxFloat32 && s12 <= math.MaxFloat32) {
 			convnormGoBatchNormTrainBackwardRowsAnyF64(dx[r*rowstride:], dgain[r:], dbias[r:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gain[r:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -1239,18 +1239,18 @@ func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, r
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v0 := float64(dyRow[i])
-				acc0 += v0 * (float64(xRow[i]) - s0) * s1
+				acc0 += float64(v0 * (float64(xRow[i]) - s0) * s1)
 				acc1 += v0
 			}
 		}
 		s3 := acc0
-		s5 := s3 * s4
-		s6 := s2 * s5
+		s5 := float64(s3 * s4)
+		s6 := float64(s2 * s5)
 		s7 := acc1
-		s8 := s7 * s4
-		s9 := s2 * s8
+		s8 := float64(s7 * s4)
+		s9 := float64(s2 * s8)
 		s11 := 0 - s6
-		s12 := s11 * s1
+		s12 := float64(s11 * s1)
 		dgain[r] = float32(s3)
 		dbias[r] = float32(s7)
 		for k := range segs {
@@ -1259,7 +1259,7 @@ func convnormGoBatchNormTrainBackwardRowsAnyF64(dx, dgain, dbias, dy, x, mean, r
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = float32(((float64(xRow[i])-s0)*s12 + (float64(dyRow[i])*s2 - s9)) * s1)
+				dxRow[i] = float32((float64((float64(xRow[i])-s0)*s12) + (float64(float64(dyRow[i])*s2) - s9)) * s1)
 			}
 		}
 	}
@@ -1340,14 +1340,14 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 			s2 := gain[r0+c]
 			s1 := rstd[r0+c]
 			s3 := acc0Chunks[c]
-			s5 := s3 * s4
-			s6 := s2 * s5
+			s5 := float32(s3 * s4)
+			s6 := float32(s2 * s5)
 			s7 := acc1Chunks[c]
-			s8 := s7 * s4
-			s9 := s2 * s8
+			s8 := float32(s7 * s4)
+			s9 := float32(s2 * s8)
 			s9Vals[c][0] = s9
 			s11 := 0 - s6
-			s12 := s11 * s1
+			s12 := float32(s11 * s1)
 			s9Vals[c][1] = s12
 			guardSum := s9 + s12
 			if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
@@ -1478,21 +1478,21 @@ func convnormGoBatchNormTrainBackwardColumnsAnyF64(dx, dgain, dbias, dy, x, mean
 		var acc1 float64
 		for i := range h {
 			v0 := float64(dy[i*stride+r])
-			acc0 += v0 * (float64(x[i*stride+r]) - s0) * s1
+			acc0 += float64(v0 * (float64(x[i*stride+r]) - s0) * s1)
 			acc1 += v0
 		}
 		s3 := acc0
-		s5 := s3 * s4
-		s6 := s2 * s5
+		s5 := float64(s3 * s4)
+		s6 := float64(s2 * s5)
 		s7 := acc1
-		s8 := s7 * s4
-		s9 := s2 * s8
+		s8 := float64(s7 * s4)
+		s9 := float64(s2 * s8)
 		s11 := 0 - s6
-		s12 := s11 * s1
+		s12 := float64(s11 * s1)
 		dgain[r] = float32(s3)
 		dbias[r] = float32(s7)
 		for i := range h {
-			dx[i*stride+r] = float32(((float64(x[i*stride+r])-s0)*s12 + (float64(dy[i*stride+r])*s2 - s9)) * s1)
+			dx[i*stride+r] = float32((float64((float64(x[i*stride+r])-s0)*s12) + (float64(float64(dy[i*stride+r])*s2) - s9)) * s1)
 		}
 	}
 }
@@ -1527,7 +1527,7 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 			}
 			pivotSum += float64(pivotSumTail)
 		}
-		pivotMean := float32(pivotSum) * invN
+		pivotMean := float32(float32(pivotSum) * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -1560,9 +1560,9 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
 		}
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
+		correction := float32(float32(devSum) * invN)
+		meanSquare := float32(float32(squareSum) * invN)
+		correctionSq := float32(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -1574,7 +1574,7 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 		rstd := 1 / std
 		mean := shift + correction
 		gain := gains[r]
-		scale := rstd * gain
+		scale := float32(rstd * gain)
 		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
 			convnormGoBatchNormTrainONNXAnyF64(dst[r*rowstride:], x[r*rowstride:], gains[r:], biases[r:], runMean[r:], runVar[r:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -1583,13 +1583,13 @@ func convnormGoBatchNormTrainONNXAny(dst, x, gains, biases, runMean, runVar []fl
 		keep := float32(0.9)
 		take := float32(0.1)
 		oldMean := runMean[r]
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = newMean
 		oldVar := runVar[r]
-		keptVar := keep * oldVar
-		takenVar := take * variance
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * variance)
 		newVar := keptVar + takenVar
 		runVar[r] = newVar
 		for k := range segs {
@@ -1617,7 +1617,7 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -1627,12 +1627,12 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 			for i := range seglen {
 				dev := (float64(xRow[i]) - shift)
 				devSum += dev
-				squareSum += dev * dev
+				squareSum += float64(dev * dev)
 			}
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -1640,18 +1640,18 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 		rstd := 1 / std
 		mean := shift + correction
 		gain := float64(gains[r])
-		scale := rstd * gain
+		scale := float64(rstd * gain)
 		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		oldMean := float64(runMean[r])
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float64(keep * oldMean)
+		takenMean := float64(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = float32(newMean)
 		oldVar := float64(runVar[r])
-		keptVar := keep * oldVar
-		takenVar := take * variance
+		keptVar := float64(keep * oldVar)
+		takenVar := float64(take * variance)
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
 		for k := range segs {
@@ -1659,7 +1659,7 @@ func convnormGoBatchNormTrainONNXAnyF64(dst, x, gains, biases, runMean, runVar [
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*scale + bias))
+				dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*scale) + bias))
 			}
 		}
 	}
@@ -1784,7 +1784,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
-						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
+						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
 						blockShiftVals[c][0] = float32(blockMean)
 					}
@@ -1807,18 +1807,18 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				rstd := 1 / std
 				mean := shift + correction
 				gain := gains[r]
-				scale := rstd * gain
+				scale := float32(rstd * gain)
 				shiftVals[c][1] = scale
 				bias := biases[r]
 				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
+				keptMean := float32(keep * oldMean)
+				takenMean := float32(take * mean)
 				newMean := keptMean + takenMean
 				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * variance
+				keptVar := float32(keep * oldVar)
+				takenVar := float32(take * variance)
 				newVar := keptVar + takenVar
-				offsetPart := correction * scale
+				offsetPart := float32(correction * scale)
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
 				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
@@ -1847,7 +1847,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				perLine := 1 / float64(h)
 				for c := range w {
 					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
+					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
 					if !(mean*mean <= 1048576*variance) {
 						variance = math.NaN()
 					}
@@ -1871,18 +1871,18 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				rstd := 1 / std
 				mean := shift + correction
 				gain := gains[r]
-				scale := rstd * gain
+				scale := float32(rstd * gain)
 				shiftVals[c][1] = scale
 				bias := biases[r]
 				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
+				keptMean := float32(keep * oldMean)
+				takenMean := float32(take * mean)
 				newMean := keptMean + takenMean
 				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * variance
+				keptVar := float32(keep * oldVar)
+				takenVar := float32(take * variance)
 				newVar := keptVar + takenVar
-				offsetPart := correction * scale
+				offsetPart := float32(correction * scale)
 				offset := bias - offsetPart
 				shiftVals[c][2] = offset
 				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
@@ -1999,16 +1999,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		v1 := float64(line1[c])
 		s += v1
-		q += v1 * v1
+		q += float64(v1 * v1)
 		v2 := float64(line2[c])
 		s += v2
-		q += v2 * v2
+		q += float64(v2 * v2)
 		v3 := float64(line3[c])
 		s += v3
-		q += v3 * v3
+		q += float64(v3 * v3)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -2023,7 +2023,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64
 		s, q := sum[c], sumSq[c]
 		v0 := float64(line0[c])
 		s += v0
-		q += v0 * v0
+		q += float64(v0 * v0)
 		sum[c], sumSq[c] = s, q
 	}
 }
@@ -2123,18 +2123,18 @@ func convnormGoBatchNormTrainONNXColumnsAnyF64(dst, x, gains, biases, runMean, r
 		for i := range h {
 			pivotSum += (float64(x[i*stride+r]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(x[i*stride+r]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -2142,22 +2142,22 @@ func convnormGoBatchNormTrainONNXColumnsAnyF64(dst, x, gains, biases, runMean, r
 		rstd := 1 / std
 		mean := shift + correction
 		gain := float64(gains[r])
-		scale := rstd * gain
+		scale := float64(rstd * gain)
 		bias := float64(biases[r])
 		keep := float64(float32(0.9))
 		take := float64(float32(0.1))
 		oldMean := float64(runMean[r])
-		keptMean := keep * oldMean
-		takenMean := take * mean
+		keptMean := float64(keep * oldMean)
+		takenMean := float64(take * mean)
 		newMean := keptMean + takenMean
 		runMean[r] = float32(newMean)
 		oldVar := float64(runVar[r])
-		keptVar := keep * oldVar
-		takenVar := take * variance
+		keptVar := float64(keep * oldVar)
+		takenVar := float64(take * variance)
 		newVar := keptVar + takenVar
 		runVar[r] = float32(newVar)
 		for i := range h {
-			dst[i*stride+r] = float32((((float64(x[i*stride+r])-shift)-correction)*scale + bias))
+			dst[i*stride+r] = float32((float64(((float64(x[i*stride+r])-shift)-correction)*scale) + bias))
 		}
 	}
 }
@@ -2261,7 +2261,7 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 			}
 			pivotSum += float64(pivotSumTail)
 		}
-		pivotMean := float32(pivotSum) * invN
+		pivotMean := float32(float32(pivotSum) * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -2294,9 +2294,9 @@ func convnormGoGroupNormAny(dst, means, rstds, x, gamma, beta []float32, rows, s
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
 		}
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
+		correction := float32(float32(devSum) * invN)
+		meanSquare := float32(float32(squareSum) * invN)
+		correctionSq := float32(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -2336,7 +2336,7 @@ func convnormGoGroupNormAnyF64(dst, means, rstds, x, gamma, beta []float32, rows
 				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -2346,12 +2346,12 @@ func convnormGoGroupNormAnyF64(dst, means, rstds, x, gamma, beta []float32, rows
 			for i := range seglen {
 				dev := (float64(xRow[i]) - shift)
 				devSum += dev
-				squareSum += dev * dev
+				squareSum += float64(dev * dev)
 			}
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -2363,7 +2363,7 @@ func convnormGoGroupNormAnyF64(dst, means, rstds, x, gamma, beta []float32, rows
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k])) + float64(beta[r*segs+k])))
 			}
 		}
 		means[r] = float32(mean)
@@ -2416,19 +2416,19 @@ func convnormGoGroupNormBackwardRowsAny(dx, dy, x, mean, rstd, gamma []float32, 
 			acc1 += float64(acc1Tail)
 		}
 		s2 := float32(acc0)
-		s4 := s2 * s3
+		s4 := float32(s2 * s3)
 		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
 			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
 		s5 := float32(acc1)
-		s6 := s5 * s3
+		s6 := float32(s5 * s3)
 		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float32(s8 * s1)
 		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 			convnormGoGroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -2461,23 +2461,23 @@ func convnormGoGroupNormBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []float3
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v2 := float64(dyRow[i]) * float64(gamma[r*segs+k])
-				acc0 += v2
-				acc1 += v2 * (float64(xRow[i]) - s0) * s1
+				acc0 += float64(v2)
+				acc1 += float64(v2 * (float64(xRow[i]) - s0) * s1)
 			}
 		}
 		s2 := acc0
-		s4 := s2 * s3
+		s4 := float64(s2 * s3)
 		s5 := acc1
-		s6 := s5 * s3
+		s6 := float64(s5 * s3)
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float64(s8 * s1)
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = float32(((float64(xRow[i])-s0)*s9 + (float64(dyRow[i])*float64(gamma[r*segs+k]) - s4)) * s1)
+				dxRow[i] = float32((float64((float64(xRow[i])-s0)*s9) + (float64(float64(dyRow[i])*float64(gamma[r*segs+k])) - s4)) * s1)
 			}
 		}
 	}
@@ -2561,7 +2561,7 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 			}
 			pivotSum += float64(pivotSumTail)
 		}
-		pivotMean := float32(pivotSum) * invN
+		pivotMean := float32(float32(pivotSum) * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -2594,9 +2594,9 @@ func convnormGoInstanceNormAny(dst, x, gamma, beta []float32, rows, segs, seglen
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
 		}
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
+		correction := float32(float32(devSum) * invN)
+		meanSquare := float32(float32(squareSum) * invN)
+		correctionSq := float32(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -2633,7 +2633,7 @@ func convnormGoInstanceNormAnyF64(dst, x, gamma, beta []float32, rows, segs, seg
 				pivotSum += (float64(xRow[i]) - pivot)
 			}
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -2643,12 +2643,12 @@ func convnormGoInstanceNormAnyF64(dst, x, gamma, beta []float32, rows, segs, seg
 			for i := range seglen {
 				dev := (float64(xRow[i]) - shift)
 				devSum += dev
-				squareSum += dev * dev
+				squareSum += float64(dev * dev)
 			}
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -2659,7 +2659,7 @@ func convnormGoInstanceNormAnyF64(dst, x, gamma, beta []float32, rows, segs, seg
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k]) + float64(beta[r*segs+k])))
+				dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[r*segs+k])) + float64(beta[r*segs+k])))
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func deepnormGoDeepNormAny(dst, x, f, gamma, beta []float32, rows, h int) {
 		fRow := f[r*h:][:h]
 		alpha := float32(2.4494898)
 		x0 := xRow[0]
-		alphaX0 := alpha * x0
+		alphaX0 := float32(alpha * x0)
 		f0 := fRow[0]
 		pivot := alphaX0 + f0
 		runMean, runM2 := deepnormGoDeepNormAnyMoments(xRow, fRow, alpha, pivot, budget, h)
@@ -141,7 +141,7 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := ((float32(alpha*xBlock[j]) + fBlock[j]) - blockShift)
 					devB := ((float32(alpha*xBlock[j+1]) + fBlock[j+1]) - blockShift)
@@ -171,7 +171,7 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -185,7 +185,7 @@ func deepnormGoDeepNormAnyMoments(xRow []float32, fRow []float32, alpha float32,
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -216,32 +216,32 @@ func deepnormGoDeepNormAnyF64(dst, x, f, gamma, beta []float32, rows, h int) {
 		fRow := f[r*h : r*h+h]
 		alpha := float64(float32(2.4494898))
 		x0 := float64(xRow[0])
-		alphaX0 := alpha * x0
+		alphaX0 := float64(alpha * x0)
 		f0 := float64(fRow[0])
 		pivot := alphaX0 + f0
 		var pivotSum float64
 		for i := range h {
-			pivotSum += ((alpha*float64(xRow[i]) + float64(fRow[i])) - pivot)
+			pivotSum += ((float64(alpha*float64(xRow[i])) + float64(fRow[i])) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
-			dev := ((alpha*float64(xRow[i]) + float64(fRow[i])) - shift)
+			dev := ((float64(alpha*float64(xRow[i])) + float64(fRow[i])) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32(((((alpha*float64(xRow[i])+float64(fRow[i]))-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((float64((((float64(alpha*float64(xRow[i]))+float64(fRow[i]))-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 	}
 }

@@ -122,7 +122,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget floa
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -152,7 +152,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget floa
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -166,7 +166,7 @@ func halfnormGoBF16LayerNormAnyMoments(xRow []uint16, pivot float32, budget floa
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -199,25 +199,25 @@ func halfnormGoBF16LayerNormAnyF64(dst, x []uint16, gamma, beta []float32, rows,
 		for i := range h {
 			pivotSum += (float64(halfnormWidenBF16(xRow[i])) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(halfnormWidenBF16(xRow[i])) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = halfnormNarrowBF16(float32((((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i]))))
+			dstRow[i] = halfnormNarrowBF16(float32((float64(((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i]))))
 		}
 	}
 }
@@ -260,7 +260,7 @@ func halfnormGoBF16RMSNormAny(dst, x []uint16, gamma []float32, rows, h int) {
 			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -285,9 +285,9 @@ func halfnormGoBF16RMSNormAnyF64(dst, x []uint16, gamma []float32, rows, h int) 
 		var squareSum float64
 		for i := range h {
 			xi := float64(halfnormWidenBF16(xRow[i]))
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -339,7 +339,7 @@ func halfnormGoBF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows,
 			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -368,9 +368,9 @@ func halfnormGoBF16AddRMSNormAnyF64(dst, sum, x, f []uint16, gamma []float32, ro
 		var squareSum float64
 		for i := range h {
 			s := (float64(halfnormWidenBF16(xRow[i])) + float64(halfnormWidenBF16(fRow[i])))
-			squareSum += s * s
+			squareSum += float64(s * s)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -424,7 +424,7 @@ func halfnormGoF16AddRMSNormAny(dst, sum, x, f []uint16, gamma []float32, rows, 
 			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -453,9 +453,9 @@ func halfnormGoF16AddRMSNormAnyF64(dst, sum, x, f []uint16, gamma []float32, row
 		var squareSum float64
 		for i := range h {
 			s := (float64(halfnormWidenF16(xRow[i])) + float64(halfnormWidenF16(fRow[i])))
-			squareSum += s * s
+			squareSum += float64(s * s)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -498,7 +498,7 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 			}
 			pivotSum += float64(pivotSumTail)
 		}
-		pivotMean := float32(pivotSum) * invN
+		pivotMean := float32(float32(pivotSum) * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -531,9 +531,9 @@ func halfnormGoBF16GroupNormAny(dst []uint16, means, rstds []float32, x []uint16
 			devSum += float64(devSumTail)
 			squareSum += float64(squareSumTail)
 		}
-		correction := float32(devSum) * invN
-		meanSquare := float32(squareSum) * invN
-		correctionSq := correction * correction
+		correction := float32(float32(devSum) * invN)
+		meanSquare := float32(float32(squareSum) * invN)
+		correctionSq := float32(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float32(1e-05)
 		varianceEps := variance + eps
@@ -573,7 +573,7 @@ func halfnormGoBF16GroupNormAnyF64(dst []uint16, means, rstds []float32, x []uin
 				pivotSum += (float64(halfnormWidenBF16(xRow[i])) - pivot)
 			}
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
@@ -583,12 +583,12 @@ func halfnormGoBF16GroupNormAnyF64(dst []uint16, means, rstds []float32, x []uin
 			for i := range seglen {
 				dev := (float64(halfnormWidenBF16(xRow[i])) - shift)
 				devSum += dev
-				squareSum += dev * dev
+				squareSum += float64(dev * dev)
 			}
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -600,7 +600,7 @@ func halfnormGoBF16GroupNormAnyF64(dst []uint16, means, rstds []float32, x []uin
 			dstRow := dst[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dstRow[i] = halfnormNarrowBF16(float32((((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[r*segs+k]) + float64(beta[r*segs+k]))))
+				dstRow[i] = halfnormNarrowBF16(float32((float64(((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[r*segs+k])) + float64(beta[r*segs+k]))))
 			}
 		}
 		means[r] = float32(mean)
@@ -653,19 +653,19 @@ func halfnormGoBF16GroupNormBackwardRowsAny(dx, dy, x []uint16, mean, rstd, gamm
 			acc1 += float64(acc1Tail)
 		}
 		s2 := float32(acc0)
-		s4 := s2 * s3
+		s4 := float32(s2 * s3)
 		if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
 			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
 		s5 := float32(acc1)
-		s6 := s5 * s3
+		s6 := float32(s5 * s3)
 		if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
 		}
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float32(s8 * s1)
 		if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 			halfnormGoBF16GroupNormBackwardRowsAnyF64(dx[r*rowstride:], dy[r*rowstride:], x[r*rowstride:], mean[r:], rstd[r:], gamma[r*segs:], 1, segs, seglen, segstride, rowstride)
 			continue
@@ -698,23 +698,23 @@ func halfnormGoBF16GroupNormBackwardRowsAnyF64(dx, dy, x []uint16, mean, rstd, g
 			xRow := x[base : base+seglen]
 			for i := range seglen {
 				v2 := float64(halfnormWidenBF16(dyRow[i])) * float64(gamma[r*segs+k])
-				acc0 += v2
-				acc1 += v2 * (float64(halfnormWidenBF16(xRow[i])) - s0) * s1
+				acc0 += float64(v2)
+				acc1 += float64(v2 * (float64(halfnormWidenBF16(xRow[i])) - s0) * s1)
 			}
 		}
 		s2 := acc0
-		s4 := s2 * s3
+		s4 := float64(s2 * s3)
 		s5 := acc1
-		s6 := s5 * s3
+		s6 := float64(s5 * s3)
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float64(s8 * s1)
 		for k := range segs {
 			base := r*rowstride + k*segstride
 			dxRow := dx[base : base+seglen]
 			dyRow := dy[base : base+seglen]
 			xRow := x[base : base+seglen]
 			for i := range seglen {
-				dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k]) - s4)) * s1))
+				dxRow[i] = halfnormNarrowBF16(float32((float64((float64(halfnormWidenBF16(xRow[i]))-s0)*s9) + (float64(float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[r*segs+k])) - s4)) * s1))
 			}
 		}
 	}
@@ -890,7 +890,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget
 			xBlock := (*[64]uint16)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (halfnormWidenBF16(xBlock[j]) - blockShift)
 					devB := (halfnormWidenBF16(xBlock[j+1]) - blockShift)
@@ -920,7 +920,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -934,7 +934,7 @@ func halfnormGoBF16LayerNormTrainAnyMoments(xRow []uint16, pivot float32, budget
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -967,18 +967,18 @@ func halfnormGoBF16LayerNormTrainAnyF64(dst []uint16, means, rstds []float32, x 
 		for i := range h {
 			pivotSum += (float64(halfnormWidenBF16(xRow[i])) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(halfnormWidenBF16(xRow[i])) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -986,7 +986,7 @@ func halfnormGoBF16LayerNormTrainAnyF64(dst []uint16, means, rstds []float32, x 
 		rstd := 1 / std
 		mean := shift + correction
 		for i := range h {
-			dstRow[i] = halfnormNarrowBF16(float32((((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i]))))
+			dstRow[i] = halfnormNarrowBF16(float32((float64(((float64(halfnormWidenBF16(xRow[i]))-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i]))))
 		}
 		means[r] = float32(mean)
 		rstds[r] = float32(rstd)
@@ -1052,17 +1052,17 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyRow(dx, dy, x []uint16, mean, rs
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
 	s2 := float32(acc0)
-	s4 := s2 * s3
+	s4 := float32(s2 * s3)
 	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
 		return false
 	}
 	s5 := float32(acc1)
-	s6 := s5 * s3
+	s6 := float32(s5 * s3)
 	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 		return false
 	}
 	s8 := 0 - s6
-	s9 := s8 * s1
+	s9 := float32(s8 * s1)
 	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 		return false
 	}
@@ -1086,17 +1086,17 @@ func halfnormGoBF16LayerNormTrainBackwardRowsAnyF64(dx, dy, x []uint16, mean, rs
 		var acc1 float64
 		for i := range h {
 			v2 := float64(halfnormWidenBF16(dyRow[i])) * float64(gamma[i])
-			acc0 += v2
-			acc1 += v2 * (float64(halfnormWidenBF16(xRow[i])) - s0) * s1
+			acc0 += float64(v2)
+			acc1 += float64(v2 * (float64(halfnormWidenBF16(xRow[i])) - s0) * s1)
 		}
 		s2 := acc0
-		s4 := s2 * s3
+		s4 := float64(s2 * s3)
 		s5 := acc1
-		s6 := s5 * s3
+		s6 := float64(s5 * s3)
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float64(s8 * s1)
 		for i := range h {
-			dxRow[i] = halfnormNarrowBF16(float32(((float64(halfnormWidenBF16(xRow[i]))-s0)*s9 + (float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i]) - s4)) * s1))
+			dxRow[i] = halfnormNarrowBF16(float32((float64((float64(halfnormWidenBF16(xRow[i]))-s0)*s9) + (float64(float64(halfnormWidenBF16(dyRow[i]))*float64(gamma[i])) - s4)) * s1))
 		}
 	}
 }
@@ -1108,7 +1108,7 @@ func halfnormGoBF16LayerNormTrainBackwardParamsAny(dgamma, dbeta []float32, dy, 
 		var acc1 float64
 		for i := range h {
 			v0 := float64(halfnormWidenBF16(dy[i*stride+r]))
-			acc0 += v0 * (float64(halfnormWidenBF16(x[i*stride+r])) - float64(mean[i])) * float64(rstd[i])
+			acc0 += float64(v0 * (float64(halfnormWidenBF16(x[i*stride+r])) - float64(mean[i])) * float64(rstd[i]))
 			acc1 += v0
 		}
 		s0 := acc0

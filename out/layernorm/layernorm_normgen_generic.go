@@ -122,7 +122,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float6
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -152,7 +152,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float6
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -166,7 +166,7 @@ func layernormGoLayerNormAnyMoments(xRow []float32, pivot float32, budget float6
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -199,25 +199,25 @@ func layernormGoLayerNormAnyF64(dst, x, gamma, beta []float32, rows, h int) {
 		for i := range h {
 			pivotSum += (float64(xRow[i]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(xRow[i]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 	}
 }
@@ -364,7 +364,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			fBlock := (*[64]float32)(fRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					sA := (xBlock[j] + fBlock[j])
 					sumBlock[j] = sA
@@ -406,7 +406,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -422,7 +422,7 @@ func layernormGoAddLayerNormAnyMoments(sumRow []float32, xRow []float32, fRow []
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -457,25 +457,25 @@ func layernormGoAddLayerNormSumAnyF64(dst, sum, gamma, beta []float32, rows, h i
 		for i := range h {
 			pivotSum += (float64(sumRow[i]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(sumRow[i]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
 		std := math.Sqrt(varianceEps)
 		rstd := 1 / std
 		for i := range h {
-			dstRow[i] = float32((((float64(sumRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((float64(((float64(sumRow[i])-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 	}
 }
@@ -496,18 +496,18 @@ func layernormGoAddLayerNormAnyF64(dst, sum, x, f, gamma, beta []float32, rows, 
 		for i := range h {
 			pivotSum += ((float64(xRow[i]) + float64(fRow[i])) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := ((float64(xRow[i]) + float64(fRow[i])) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -516,7 +516,7 @@ func layernormGoAddLayerNormAnyF64(dst, sum, x, f, gamma, beta []float32, rows, 
 		for i := range h {
 			s := (float64(xRow[i]) + float64(fRow[i]))
 			sumRow[i] = float32(s)
-			dstRow[i] = float32((((s-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((float64(((s-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 	}
 }
@@ -643,7 +643,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget f
 			xBlock := (*[64]float32)(xRow[i:])
 			var devSum0, devSum1 float32
 			var squareSum0, squareSum1 float32
-			if cost := 64.0 * float64(blockShift) * float64(blockShift); spent+cost > budget*lagM2 {
+			if cost := float64(64.0 * float64(blockShift) * float64(blockShift)); spent+cost > budget*lagM2 {
 				for j := 0; j < 64; j += 4 {
 					devA := (xBlock[j] - blockShift)
 					devB := (xBlock[j+1] - blockShift)
@@ -673,7 +673,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget f
 			n := float64(i) + 64.0
 			lagMean, lagM2 = runMean, runM2
 			runMean += delta * 64.0 / n
-			runM2 += blockSq - blockDev*blockDev/64.0 + delta*delta*(float64(i)*64.0/n)
+			runM2 += blockSq - blockDev*blockDev/64.0 + float64(delta*delta*(float64(i)*64.0/n))
 		}
 		if whole < h {
 			blockShift := float32(runMean)
@@ -687,7 +687,7 @@ func layernormGoLayerNormStatsAnyMoments(xRow []float32, pivot float32, budget f
 			delta := float64(blockShift) + blockDev/float64(h-whole) - runMean
 			n := float64(h)
 			runMean += delta * float64(h-whole) / n
-			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + delta*delta*(float64(whole)*float64(h-whole)/n)
+			runM2 += blockSq - blockDev*blockDev/float64(h-whole) + float64(delta*delta*(float64(whole)*float64(h-whole)/n))
 		}
 	} else {
 		var pivotSumTail float32
@@ -720,18 +720,18 @@ func layernormGoLayerNormStatsAnyF64(dst, means, rstds, x, gamma, beta []float32
 		for i := range h {
 			pivotSum += (float64(xRow[i]) - pivot)
 		}
-		pivotMean := pivotSum * invN
+		pivotMean := float64(pivotSum * invN)
 		shift := pivot + pivotMean
 		var devSum float64
 		var squareSum float64
 		for i := range h {
 			dev := (float64(xRow[i]) - shift)
 			devSum += dev
-			squareSum += dev * dev
+			squareSum += float64(dev * dev)
 		}
-		correction := devSum * invN
-		meanSquare := squareSum * invN
-		correctionSq := correction * correction
+		correction := float64(devSum * invN)
+		meanSquare := float64(squareSum * invN)
+		correctionSq := float64(correction * correction)
 		variance := meanSquare - correctionSq
 		eps := float64(float32(1e-05))
 		varianceEps := variance + eps
@@ -739,7 +739,7 @@ func layernormGoLayerNormStatsAnyF64(dst, means, rstds, x, gamma, beta []float32
 		rstd := 1 / std
 		mean := shift + correction
 		for i := range h {
-			dstRow[i] = float32((((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i]) + float64(beta[i])))
+			dstRow[i] = float32((float64(((float64(xRow[i])-shift)-correction)*rstd*float64(gamma[i])) + float64(beta[i])))
 		}
 		means[r] = float32(mean)
 		rstds[r] = float32(rstd)
@@ -810,17 +810,17 @@ func layernormGoLayerNormStatsBackwardRowsAnyRow(dx, dy, x, mean, rstd, gamma []
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
 	s2 := float32(acc0)
-	s4 := s2 * s3
+	s4 := float32(s2 * s3)
 	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
 		return false
 	}
 	s5 := float32(acc1)
-	s6 := s5 * s3
+	s6 := float32(s5 * s3)
 	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 		return false
 	}
 	s8 := 0 - s6
-	s9 := s8 * s1
+	s9 := float32(s8 * s1)
 	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 		return false
 	}
@@ -845,17 +845,17 @@ func layernormGoLayerNormStatsBackwardRowsAnyF64(dx, dy, x, mean, rstd, gamma []
 		for i := range h {
 			v0 := float64(dyRow[i])
 			v1 := float64(gamma[i])
-			acc0 += v0 * v1
-			acc1 += v0 * (float64(xRow[i]) - s0) * s1 * v1
+			acc0 += float64(v0 * v1)
+			acc1 += float64(v0 * (float64(xRow[i]) - s0) * s1 * v1)
 		}
 		s2 := acc0
-		s4 := s2 * s3
+		s4 := float64(s2 * s3)
 		s5 := acc1
-		s6 := s5 * s3
+		s6 := float64(s5 * s3)
 		s8 := 0 - s6
-		s9 := s8 * s1
+		s9 := float64(s8 * s1)
 		for i := range h {
-			dxRow[i] = float32(((float64(xRow[i])-s0)*s9 + (float64(dyRow[i])*float64(gamma[i]) - s4)) * s1)
+			dxRow[i] = float32((float64((float64(xRow[i])-s0)*s9) + (float64(float64(dyRow[i])*float64(gamma[i])) - s4)) * s1)
 		}
 	}
 }
@@ -1049,17 +1049,17 @@ func layernormGoLayerNormStatsBackwardRowsAnySumsRow(dgamma, dbeta, dx, dy, x, m
 	acc0 += float64(acc0Tail)
 	acc1 += float64(acc1Tail)
 	s2 := float32(acc0)
-	s4 := s2 * s3
+	s4 := float32(s2 * s3)
 	if !(s4 >= -math.MaxFloat32 && s4 <= math.MaxFloat32) {
 		return false
 	}
 	s5 := float32(acc1)
-	s6 := s5 * s3
+	s6 := float32(s5 * s3)
 	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 		return false
 	}
 	s8 := 0 - s6
-	s9 := s8 * s1
+	s9 := float32(s8 * s1)
 	if !(s9 >= -math.MaxFloat32 && s9 <= math.MaxFloat32) {
 		return false
 	}

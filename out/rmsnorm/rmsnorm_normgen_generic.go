@@ -42,7 +42,7 @@ func rmsnormGoRMSNormAny(dst, x, gamma []float32, rows, h int) {
 			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -67,9 +67,9 @@ func rmsnormGoRMSNormAnyF64(dst, x, gamma []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			xi := float64(xRow[i])
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -118,7 +118,7 @@ func rmsnormGoGemmaRMSNormAny(dst, x, gamma []float32, rows, h int) {
 			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -144,9 +144,9 @@ func rmsnormGoGemmaRMSNormAnyF64(dst, x, gamma []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			xi := float64(xRow[i])
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -209,7 +209,7 @@ func rmsnormGoAddRMSNormAny(dst, sum, x, f, gamma []float32, rows, h int) {
 			squareSumTail += float32(s * s)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -234,9 +234,9 @@ func rmsnormGoAddRMSNormSumAnyF64(dst, sum, gamma []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			s := float64(sumRow[i])
-			squareSum += s * s
+			squareSum += float64(s * s)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -259,9 +259,9 @@ func rmsnormGoAddRMSNormAnyF64(dst, sum, x, f, gamma []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			s := (float64(xRow[i]) + float64(fRow[i]))
-			squareSum += s * s
+			squareSum += float64(s * s)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -312,7 +312,7 @@ func rmsnormGoRMSNormStatsAny(dst, rstds, x, gamma []float32, rows, h int) {
 			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		eps := float32(1e-06)
 		meanSquareEps := meanSquare + eps
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -338,9 +338,9 @@ func rmsnormGoRMSNormStatsAnyF64(dst, rstds, x, gamma []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			xi := float64(xRow[i])
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		eps := float64(float32(1e-06))
 		meanSquareEps := meanSquare + eps
 		std := math.Sqrt(meanSquareEps)
@@ -394,12 +394,12 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyRow(dx, dy, x, rstd, gamma []float32, r
 	}
 	acc0 += float64(acc0Tail)
 	s1 := float32(acc0)
-	s3 := s1 * s2
+	s3 := float32(s1 * s2)
 	if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 		return false
 	}
 	s5 := 0 - s3
-	s6 := s5 * s0
+	s6 := float32(s5 * s0)
 	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 		return false
 	}
@@ -420,14 +420,14 @@ func rmsnormGoRMSNormStatsBackwardRowsAnyF64(dx, dy, x, rstd, gamma []float32, r
 		s0 := float64(rstd[r])
 		var acc0 float64
 		for i := range h {
-			acc0 += float64(dyRow[i]) * float64(xRow[i]) * s0 * float64(gamma[i])
+			acc0 += float64(float64(dyRow[i]) * float64(xRow[i]) * s0 * float64(gamma[i]))
 		}
 		s1 := acc0
-		s3 := s1 * s2
+		s3 := float64(s1 * s2)
 		s5 := 0 - s3
-		s6 := s5 * s0
+		s6 := float64(s5 * s0)
 		for i := range h {
-			dxRow[i] = float32((float64(xRow[i])*s6 + float64(dyRow[i])*float64(gamma[i])) * s0)
+			dxRow[i] = float32((float64(float64(xRow[i])*s6) + float64(float64(dyRow[i])*float64(gamma[i]))) * s0)
 		}
 	}
 }
@@ -549,7 +549,7 @@ func rmsnormGoRMSNormEpsAny(dst, x, gamma []float32, rows, h int, eps float32) {
 			squareSumTail += float32(xi * xi)
 		}
 		squareSum += float64(squareSumTail)
-		meanSquare := float32(squareSum) * invN
+		meanSquare := float32(float32(squareSum) * invN)
 		epsilon := eps
 		meanSquareEps := meanSquare + epsilon
 		if !(meanSquareEps >= 1e-25 && meanSquareEps <= math.MaxFloat32) {
@@ -574,9 +574,9 @@ func rmsnormGoRMSNormEpsAnyF64(dst, x, gamma []float32, rows, h int, eps float32
 		var squareSum float64
 		for i := range h {
 			xi := float64(xRow[i])
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
-		meanSquare := squareSum * invN
+		meanSquare := float64(squareSum * invN)
 		epsilon := float64(eps)
 		meanSquareEps := meanSquare + epsilon
 		std := math.Sqrt(meanSquareEps)
@@ -649,12 +649,12 @@ func rmsnormGoRMSNormStatsBackwardRowsAnySumsRow(dgamma, dx, dy, x, rstd, gamma 
 	}
 	acc0 += float64(acc0Tail)
 	s1 := float32(acc0)
-	s3 := s1 * s2
+	s3 := float32(s1 * s2)
 	if !(s3 >= -math.MaxFloat32 && s3 <= math.MaxFloat32) {
 		return false
 	}
 	s5 := 0 - s3
-	s6 := s5 * s0
+	s6 := float32(s5 * s0)
 	if !(s6 >= -math.MaxFloat32 && s6 <= math.MaxFloat32) {
 		return false
 	}

@@ -48,7 +48,7 @@ func weightnormGoWeightNormAny(dst, x, gains []float32, rows, h int) {
 		std := float32(math.Sqrt(float64(squareSumEps)))
 		rstd := 1 / std
 		gain := gains[r]
-		scale := rstd * gain
+		scale := float32(rstd * gain)
 		if !(scale >= -math.MaxFloat32 && scale <= math.MaxFloat32) {
 			weightnormGoWeightNormAnyF64(dstRow, xRow, gains[r:], 1, h)
 			continue
@@ -68,14 +68,14 @@ func weightnormGoWeightNormAnyF64(dst, x, gains []float32, rows, h int) {
 		var squareSum float64
 		for i := range h {
 			xi := float64(xRow[i])
-			squareSum += xi * xi
+			squareSum += float64(xi * xi)
 		}
 		eps := 0.0
 		squareSumEps := squareSum + eps
 		std := math.Sqrt(squareSumEps)
 		rstd := 1 / std
 		gain := float64(gains[r])
-		scale := rstd * gain
+		scale := float64(rstd * gain)
 		for i := range h {
 			dstRow[i] = float32(float64(xRow[i]) * scale)
 		}
