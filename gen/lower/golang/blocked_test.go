@@ -208,7 +208,7 @@ func TestColumnTiles(t *testing.T) {
 					t.Fatalf("%s: no end of the statistics:\n%s", k.Name, fast)
 				}
 				short := fast[to : to+end]
-				if !strings.Contains(fast, "v3 := float64(line3[c])\n\t\ts += v3\n\t\tq += v3 * v3\n") {
+				if !strings.Contains(fast, "v3 := float64(line3[c])\n\t\ts += v3\n\t\tq += float64(v3 * v3)\n") {
 					t.Errorf("%s: no one pass of four lines:\n%s", k.Name, fast)
 				}
 				for _, want := range []string{"one pass summing x and x^2 in float64", "sum, sumSq, w)", "mean := sum[c] * perLine", "variance = math.NaN()", "variance := float32(runM2s[c])"} {

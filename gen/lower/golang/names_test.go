@@ -140,7 +140,7 @@ func TestConstants(t *testing.T) {
 	}
 	src := renderCode(t, k, float64Func(k, "goCAny"))
 	f32 := render(t, k)
-	for _, want := range []string{"s1 := float32(0.1)", "two := float32(2)", "twelve := s3 * s4", "float32((float32(xRow[i]*0.5)+s1)*two) + twelve"} {
+	for _, want := range []string{"s1 := float32(0.1)", "two := float32(2)", "twelve := float32(s3 * s4)", "float32((float32(xRow[i]*0.5)+s1)*two) + twelve"} {
 		if !strings.Contains(f32, want) {
 			t.Errorf("float32 form: no %q:\n%s", want, f32)
 		}
@@ -150,8 +150,8 @@ func TestConstants(t *testing.T) {
 		"two := 2.0",
 		"s3 := 3.0",
 		"s4 := 4.0",
-		"twelve := s3 * s4",
-		"(float64(xRow[i])*0.5+s1)*two + twelve",
+		"twelve := float64(s3 * s4)",
+		"float64((float64(float64(xRow[i])*0.5)+s1)*two) + twelve",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("no %q:\n%s", want, src)
