@@ -288,3 +288,60 @@ func TestConvNeXtInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchNormONNXColumns: BatchNorm with ONNX's running statistics
+// (biased variance) over [N, C], one column of each kind, at N in and
+// beyond the one-pass statistics: Parallel and in place give the serial
+// bits, the output and the running statistics meet the contract.
+func TestBatchNormONNXColumns(t *testing.T) {
+	ch := len(bnColumnKinds)
+	for _, n := range []int{2, 3, 5, 33, 64, 65, 130} {
+		rng := rand.New(rand.NewSource(int64(n) + 99))
+		x := make([]float32, n*ch)
+		gain, bias := make([]float32, ch), make([]float32, ch)
+		rm, rv := make([]float32, ch), make([]float32, ch)
+		for c := range ch {
+			bnColumnKinds[c].fill(rng, x, n, ch, c)
+			gain[c], bias[c] = float32(0.5+rng.Float64()), float32(rng.NormFloat64())
+			rm[c], rv[c] = float32(rng.NormFloat64()), float32(1+rng.Float64())
+		}
+		run := func(parallel, inPlace bool) []float32 {
+			dst, xs := make([]float32, len(x)), append([]float32(nil), x...)
+			if inPlace {
+				dst = xs
+			}
+			m, v := append([]float32(nil), rm...), append([]float32(nil), rv...)
+			if parallel {
+				convnorm.BatchNormTrainONNXParallel(dst, xs, gain, bias, m, v, ch, 1)
+			} else {
+				convnorm.BatchNormTrainONNX(dst, xs, gain, bias, m, v, ch, 1)
+			}
+			return append(append(dst, m...), v...)
+		}
+		ref := run(false, false)
+		what := fmt.Sprintf("%s BatchNormTrainONNX N=%d", convnorm.Implementation(), n)
+		for _, v := range [][2]bool{{true, false}, {false, true}, {true, true}} {
+			if i := sameBits(run(v[0], v[1]), ref); i >= 0 {
+				t.Errorf("%s: Parallel %v in place %v differs from the serial call at %d", what, v[0], v[1], i)
+			}
+		}
+		for c := range ch {
+			col, y, g := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range n {
+				col[i], y[i], g[i] = x[i*ch+c], ref[i*ch+c], gain[c]
+			}
+			o := batchNorm64(col, gain[c], bias[c], rm[c], rv[c])
+			if u := units(y, o.y, g, o.sigma, o.maxAbs); u > contract {
+				t.Errorf("%s column %d (%s): error %.1f units", what, c, bnColumnKinds[c].name, u)
+			}
+			runVar := 0.9*float64(rv[c]) + 0.1*o.v
+			gotM, gotV := float64(ref[n*ch+c]), float64(ref[n*ch+ch+c])
+			if d := math.Abs(gotM - o.runMean); !(d <= 64*0x1p-24*(math.Abs(0.9*float64(rm[c]))+math.Abs(0.1*o.mean)+0.1*o.maxAbs)) {
+				t.Errorf("%s column %d (%s): runMean %v, want %v", what, c, bnColumnKinds[c].name, gotM, o.runMean)
+			}
+			if d := math.Abs(gotV - runVar); !(d <= 64*0x1p-24*(runVar+0.1*o.maxAbs*o.maxAbs)) && !(math.IsInf(gotV, 1) && runVar > math.MaxFloat32) {
+				t.Errorf("%s column %d (%s): runVar %v, want %v", what, c, bnColumnKinds[c].name, gotV, runVar)
+			}
+		}
+	}
+}
