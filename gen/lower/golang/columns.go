@@ -2,6 +2,8 @@ package golang
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/token"
 	"math"
 	"sort"
@@ -100,6 +102,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	// The items of the fused passes, for the lines of one chunk.
 	var fusedItems []item
+	hoisted := map[string]bool{} // the float32 values computed once a call
 	for si, st := range k.Body {
 		if fu != nil && fu.skip[si] {
 			if si == fu.at {
@@ -123,6 +126,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			if hoist[si] {
 				if c := l.scalar(st); c != nil {
 					body = append(body, c)
+					hoisted[l.k.ScalarName(st.Dst)] = true
 				}
 				continue
 			}
@@ -226,7 +230,12 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 		}
 	}
-	for _, item := range append(append([]item(nil), items...), fusedItems...) {
+	// The fused passes' own loops run only without the one pass.
+	grouped := append([]item(nil), items...)
+	if onePassArray(fu) < 0 {
+		grouped = append(grouped, fusedItems...)
+	}
+	for _, item := range grouped {
 		if item.loop != nil {
 			l.colGroup(item.loop, kept)
 		}
@@ -276,25 +285,29 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	stmtsItem := func(stmts []*ir.Scalar, pre []jen.Code, local map[ir.S]bool) item {
 		return item{stmts: stmts, pre: pre, local: local}
 	}
-	// emit is the code of item it.
+	// emit is the code of item it; emitCols, that of a run of per-column
+	// statements, the loop over the tile's columns (colFunc: indexing the
+	// tile's parts of the arrays).
 	var emit func(item item, it int) []jen.Code
+	var emitCols func(item item, colFunc bool) []jen.Code
 	emit = func(item item, it int) (tile []jen.Code) {
 		if item.fused {
 			// Up to a chunk of lines, the two passes as they are.
 			var short []jen.Code
 			seen := guardSeen // each branch from the same start
-			last := len(fusedItems) - 1
-			for _, sub := range fusedItems[:last] {
-				short = append(short, emit(sub, it)...)
-			}
-			short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
-			guardSeen = seen
-			pre, local := l.columnsFusedValues(fu, kept, item.stmts, false)
 			if one := l.columnsOnePass(fu); one != nil {
 				pre, local := l.columnsFusedValues(fu, kept, item.stmts, true)
-				short = append([]jen.Code{jen.Block(one...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
-				guardSeen = seen
+				short = append([]jen.Code{jen.Block(one...), jen.Id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(jen.Id("h"))},
+					emit(stmtsItem(item.stmts, pre, local), it)...)
+			} else {
+				last := len(fusedItems) - 1
+				for _, sub := range fusedItems[:last] {
+					short = append(short, emit(sub, it)...)
+				}
+				short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
 			}
+			guardSeen = seen
+			pre, local := l.columnsFusedValues(fu, kept, item.stmts, false)
 			long := append([]jen.Code{jen.Block(l.columnsFused(fu)...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
 			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(long...).Else().Block(short...)}
 		}
@@ -320,6 +333,18 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 			return tile
 		}
+		// The statements as a function of their own (colFunc) where every
+		// name they read is one it can take, else inline.
+		seen := guardSeen
+		if call := l.columnsColFunc(emitCols(item, true), hoisted); call != nil {
+			return append(tile, call)
+		}
+		guardSeen = seen
+		return append(tile, emitCols(item, false)...)
+	}
+	emitCols = func(item item, colFunc bool) []jen.Code {
+		l.colFunc = colFunc
+		defer func() { l.colFunc = false }()
 		var col []jen.Code
 		if guardSeen {
 			col = append(col, jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Continue()))
@@ -373,11 +398,14 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		if len(stmts) == 0 {
 			return nil
 		}
-		if usesR {
+		if usesR && colFunc {
+			// The function takes the tile's part of each array.
+			col = append(col, jen.Id("r").Op(":=").Id("c"))
+		} else if usesR {
 			col = append(col, jen.Id("r").Op(":=").Id("r0").Op("+").Id("c"))
 		}
 		col = append(append(col, reads...), stmts...)
-		return append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...))
+		return []jen.Code{jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...)}
 	}
 	for it, item := range items {
 		tile = append(tile, emit(item, it)...)
@@ -616,7 +644,7 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		}
 		decl = append(decl, jen.Id("w").Int())
 		args = append(args, jen.Id("w"))
-		fn := l.columnsHelper(decl, append(cut, loop))
+		fn := l.columnsHelper("Lines", decl, append(cut, loop), nil)
 		return []jen.Code{jen.Id(fn).Call(args...)}
 	}
 	// A group reads as many streams as it has lines times row arrays:
@@ -739,7 +767,9 @@ func (l *lowering) colSlotIn(s ir.S, group string) int {
 
 // colRead is column c's value s of the tile.
 func (l *lowering) colRead(s ir.S) *jen.Statement {
-	if a, ok := l.cols.direct[s]; ok {
+	if a, ok := l.cols.direct[s]; ok && l.colFunc {
+		return jen.Id(l.arrayName(a)).Index(jen.Id("c"))
+	} else if ok {
 		return jen.Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("c"))
 	}
 	sl := l.cols.slots[s]
@@ -760,30 +790,45 @@ func (l *lowering) colWrites(s ir.S, v jen.Code) []jen.Code {
 }
 
 // columnsHelper is the name of a function of the tiled form's kernel
-// with parameters decl and body, added to l.helpers where new.
-func (l *lowering) columnsHelper(decl, body []jen.Code) string {
-	src := fmt.Sprintf("%#v", jen.Params(decl...).Block(body...))
-	for i, h := range l.helpers {
+// with parameters decl, body and result (nil: none), added to l.helpers
+// where new: kind "Lines" for a group of lines, "Cols" for a run of
+// per-column statements.
+func (l *lowering) columnsHelper(kind string, decl, body []jen.Code, result jen.Code) string {
+	sig := jen.Params(decl...)
+	if result != nil {
+		sig = sig.Add(result)
+	}
+	src := kind + fmt.Sprintf("%#v", sig.Block(body...))
+	nth := 1
+	for _, h := range l.helpers {
 		if h.src == src {
-			return l.helperName(i)
+			return h.name
+		}
+		if h.kind == kind {
+			nth++
 		}
 	}
-	name := l.helperName(len(l.helpers))
-	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
+	name := fmt.Sprintf("%s%s%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), kind, nth)
+	kernel := target.Func{Kernel: l.k, ISA: target.Go}.Name()
+	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, kernel).Line().
 		Comment("a function of its own to keep the loop's slices and index in registers.")
-	l.helpers = append(l.helpers, columnsHelperFunc{src, doc.Line().Func().Id(name).Params(decl...).Block(body...)})
+	if kind == "Cols" {
+		doc = jen.Commentf("%s is a run of per-column statements of %s over the tile's n columns,", name, kernel).Line().
+			Comment("a function of its own to keep the loop's slices and index in registers and cut its bounds checks.")
+	}
+	out := doc.Line().Func().Id(name).Params(decl...)
+	if result != nil {
+		out = out.Add(result)
+	}
+	l.helpers = append(l.helpers, columnsHelperFunc{src, kind, name, out.Block(body...)})
 	return name
 }
 
-// columnsHelperFunc is a function of a group of lines: its code, and its
+// columnsHelperFunc is a function of the tiled form: its code, and its
 // source to find it again.
 type columnsHelperFunc struct {
-	src  string
-	code jen.Code
-}
-
-func (l *lowering) helperName(i int) string {
-	return fmt.Sprintf("%sLines%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), i+1)
+	src, kind, name string
+	code            jen.Code
 }
 
 // loopValues are the variables the loop lp's code reads besides its
@@ -931,14 +976,22 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		}
 	}
 	shift := k.ScalarName(fu.shift)
+	mean := at("runMeans")
+	if perLine {
+		if l.taken["mean64"] || l.taken["variance64"] {
+			panic(fmt.Sprintf("golang: %s: a value named mean64 or variance64", k.Name))
+		}
+		code = onePassValues()
+		mean = jen.Id("mean64")
+	}
 	if need(fu.shift) || need(fu.correction) {
-		value(fu.shift, jen.Float32().Call(at("runMeans")))
+		value(fu.shift, jen.Float32().Call(mean.Clone()))
 	}
 	if need(fu.correction) {
-		value(fu.correction, jen.Float32().Call(at("runMeans").Op("-").Float64().Call(jen.Id(shift))))
+		value(fu.correction, jen.Float32().Call(mean.Clone().Op("-").Float64().Call(jen.Id(shift))))
 	}
 	if need(fu.variance) && perLine {
-		value(fu.variance, jen.Float32().Call(at("runM2s")))
+		value(fu.variance, jen.Float32().Call(jen.Id("variance64")))
 	} else if need(fu.variance) {
 		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
@@ -1521,7 +1574,8 @@ const onePassBound = 1 << 20
 
 // columnsOnePass is the fused passes of a tile of at most blockLen lines:
 // one pass summing each column's x and x^2 in float64 around 0, left as
-// the mean in runMeans and the variance in runM2s (no divide a column). A
+// the sums in runMeans and runM2s, from which the per-column statements
+// take the mean and variance (onePassValues, no divide a column). A
 // column whose mean is too far from 0 for its spread gets a NaN variance,
 // which the variance's guard sends to the float64 form. Nil where the first pass sums
 // anything but one array's values less the pivot.
@@ -1559,7 +1613,7 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 				id("q").Op("+=").Id(v).Op("*").Id(v))
 		}
 		body = append(body, jen.List(at("sum"), at("sumSq")).Op("=").List(id("s"), id("q")))
-		return l.columnsHelper(decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)))
+		return l.columnsHelper("Lines", decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)), nil)
 	}
 	four, one := helper(colLines), helper(1)
 	var group []jen.Code
@@ -1578,13 +1632,21 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 			id(four).Call(append(group, id("sum"), id("sumSq"), id("w"))...)),
 		jen.For(jen.Empty(), id("i").Op("<").Id("h"), id("i").Op("++")).Block(
 			id(one).Call(line(0), id("sum"), id("sumSq"), id("w"))),
-		id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(id("h")),
-		jen.For(id("c").Op(":=").Range().Id("w")).Block(
-			id("mean").Op(":=").Add(at("sum")).Op("*").Id("perLine"),
-			id("variance").Op(":=").Add(at("sumSq")).Op("*").Id("perLine").Op("-").Id("mean").Op("*").Id("mean"),
-			jen.If(jen.Op("!").Parens(id("mean").Op("*").Id("mean").Op("<=").Lit(onePassBound).Op("*").Id("variance"))).Block(
-				id("variance").Op("=").Qual("math", "NaN").Call()),
-			jen.List(at("sum"), at("sumSq")).Op("=").List(id("mean"), id("variance"))),
+	}
+}
+
+// onePassValues is the code of column c's mean and variance in float64
+// from the one pass's sums (columnsOnePass), named mean64 and variance64,
+// at the head of the per-column statements that read them: one loop over
+// the columns, not two with the values stored and loaded between.
+func onePassValues() []jen.Code {
+	id := jen.Id
+	at := func(name string) *jen.Statement { return id(name).Index(id("c")) }
+	return []jen.Code{
+		id("mean64").Op(":=").Add(at("runMeans")).Op("*").Id("perLine"),
+		id("variance64").Op(":=").Add(at("runM2s")).Op("*").Id("perLine").Op("-").Id("mean64").Op("*").Id("mean64"),
+		jen.If(jen.Op("!").Parens(id("mean64").Op("*").Id("mean64").Op("<=").Lit(onePassBound).Op("*").Id("variance64"))).Block(
+			id("variance64").Op("=").Qual("math", "NaN").Call()),
 	}
 }
 
@@ -1610,4 +1672,113 @@ func onePassArray(fu *fusion) int {
 		return -1
 	}
 	return array
+}
+
+// columnsColFunc is a call of a function of its own holding loop, a run
+// of per-column statements over the tile's n columns written to index
+// the tile's parts of the arrays (colFunc), added to l.helpers where new;
+// nil where loop is empty or reads a name the function cannot take.
+// Inside the kernel's body the compiler spills the loop's index and
+// slices on every trip and checks each array's bounds; in a function of
+// its own every slice is cut to n, and the index and slices stay in
+// registers. hoisted are the kernel's float32 values computed once a
+// call; the function returns how many columns its guards rejected.
+func (l *lowering) columnsColFunc(loop []jen.Code, hoisted map[string]bool) jen.Code {
+	if len(loop) == 0 {
+		return nil
+	}
+	src := "package p\n" + fmt.Sprintf("%#v", jen.Func().Id("f").Params().Block(loop...))
+	file, err := parser.ParseFile(token.NewFileSet(), "", src, 0)
+	if err != nil {
+		panic(fmt.Sprintf("golang: %s: per-column statements: %v\n%s", l.k.Name, err, src))
+	}
+	// The names loop reads that it does not declare, in order of use.
+	declared := map[string]bool{}
+	var free []string
+	seen := map[string]bool{}
+	ast.Inspect(file.Decls[0].(*ast.FuncDecl).Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr: // a package's name: math.Sqrt
+			return false
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range n.Lhs {
+					declared[e.(*ast.Ident).Name] = true
+				}
+			}
+		case *ast.RangeStmt:
+			declared[n.Key.(*ast.Ident).Name] = true
+		case *ast.Ident:
+			if !declared[n.Name] && !seen[n.Name] && !goBuiltin[n.Name] {
+				seen[n.Name] = true
+				free = append(free, n.Name)
+			}
+		}
+		return true
+	})
+	type param struct {
+		typ *jen.Statement
+		arg jen.Code
+		cut bool
+	}
+	known := map[string]param{
+		"runMeans": {jen.Index().Float64(), jen.Id("runMeans").Index(jen.Empty(), jen.Id("n")), true},
+		"runM2s":   {jen.Index().Float64(), jen.Id("runM2s").Index(jen.Empty(), jen.Id("n")), true},
+		"rejected": {jen.Index().Bool(), jen.Id("rejected").Index(jen.Empty(), jen.Id("n")), true},
+		"h":        {jen.Int(), jen.Id("h"), false},
+		"perLine":  {jen.Float64(), jen.Id("perLine"), false},
+	}
+	for i, a := range l.k.Arrays {
+		if a.Role != ir.Param {
+			n := l.arrayName(i)
+			known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Id("r0"), jen.Empty()).Index(jen.Empty(), jen.Id("n")), true}
+		}
+	}
+	for _, g := range l.cols.order {
+		known[g.name] = param{jen.Index().Index(jen.Lit(g.size)).Float32(), jen.Id(g.name).Index(jen.Empty(), jen.Id("n")), true}
+	}
+	for a := range l.k.NumAccs {
+		n := l.k.AccName(a) + "Chunks"
+		known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Empty(), jen.Id("n")), true}
+	}
+	for _, n := range append(target.ArgNames(l.k), l.invLen) {
+		hoisted[n] = true
+	}
+	var decl, args, cut []jen.Code
+	counts := false
+	for _, n := range free {
+		p, ok := known[n]
+		switch {
+		case n == "rejects":
+			counts = true
+			continue
+		case n == "n": // the tile's width, the last parameter
+			continue
+		case !ok && hoisted[n]:
+			p = param{jen.Float32(), jen.Id(n), false}
+		case !ok:
+			return nil
+		}
+		decl = append(decl, jen.Id(n).Add(p.typ))
+		args = append(args, p.arg)
+		if p.cut {
+			cut = append(cut, jen.Id(n).Op("=").Id(n).Index(jen.Empty(), jen.Id("n")))
+		}
+	}
+	decl = append(decl, jen.Id("n").Int())
+	args = append(args, jen.Id("n"))
+	body := cut
+	if counts {
+		body = append(append(append(body, jen.Id("rejects").Op(":=").Lit(0)), loop...), jen.Return(jen.Id("rejects")))
+		fn := l.columnsHelper("Cols", decl, body, jen.Int())
+		return jen.Id("rejects").Op("+=").Id(fn).Call(args...)
+	}
+	fn := l.columnsHelper("Cols", decl, append(body, loop...), nil)
+	return jen.Id(fn).Call(args...)
+}
+
+// goBuiltin are the predeclared names generated code reads.
+var goBuiltin = map[string]bool{
+	"true": true, "false": true, "float32": true, "float64": true, "int": true, "bool": true,
+	"min": true, "max": true, "len": true, "clear": true, "math": true,
 }
