@@ -18,7 +18,6 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
 	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
 	var blockShiftVals [1024][1]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
@@ -51,7 +50,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -70,7 +69,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -100,7 +99,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoConvNeXtLayerNormAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -127,23 +126,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 				}
 			}
-			for c := range n {
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				shiftVals[c][1] = correction
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				shiftVals[c][2] = rstd
-			}
+			rejects += convnormGoConvNeXtLayerNormAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -154,38 +137,14 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoConvNeXtLayerNormAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				shiftVals[c][1] = correction
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				shiftVals[c][2] = rstd
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoConvNeXtLayerNormAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -204,7 +163,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoConvNeXtLayerNormAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
+				convnormGoConvNeXtLayerNormAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -232,58 +191,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 
 // goConvNeXtLayerNormAnyLines1 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -308,9 +216,9 @@ func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line
 	}
 }
 
-// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -323,9 +231,61 @@ func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq 
 	}
 }
 
-// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyCols1 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftVals = shiftVals[:n]
+	rejected = rejected[:n]
+	rejects := 0
+	for c := range n {
+		mean64 := runMeans[c] * perLine
+		variance64 := runM2s[c]*perLine - mean64*mean64
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftVals[c][0] = shift
+		correction := float32(mean64 - float64(shift))
+		shiftVals[c][1] = correction
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		shiftVals[c][2] = rstd
+	}
+	return rejects
+}
+
+// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -354,9 +314,9 @@ func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -385,9 +345,36 @@ func convnormGoConvNeXtLayerNormAnyLines6(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines7 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyCols2 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoConvNeXtLayerNormAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, n int) int {
+	runMeans = runMeans[:n]
+	shiftVals = shiftVals[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	rejects := 0
+	for c := range n {
+		shift := float32(runMeans[c])
+		shiftVals[c][0] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		shiftVals[c][1] = correction
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		shiftVals[c][2] = rstd
+	}
+	return rejects
+}
+
+// goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines7(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines6(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -635,7 +622,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
 	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
 	var blockShiftVals [1024][1]float32
 	var rstdVals [1024][2]float32
 	var rejected [1024]bool
@@ -669,7 +655,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -688,7 +674,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -718,7 +704,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -745,48 +731,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				rstdVals[c][0] = rstd
-				mean := shift + correction
-				rstdVals[c][1] = mean
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				unbiasedVariance := variance / unbias
-				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * unbiasedVariance
-				newVar := keptVar + takenVar
-				offsetPart := correction * scale
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], rstdVals[:n], gains[r0:][:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -797,63 +742,14 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoBatchNormTrainColumnsAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				rstdVals[c][0] = rstd
-				mean := shift + correction
-				rstdVals[c][1] = mean
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				unbiasedVariance := variance / unbias
-				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * unbiasedVariance
-				newVar := keptVar + takenVar
-				offsetPart := correction * scale
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], rstdVals[:n], gains[r0:][:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -872,7 +768,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -886,16 +782,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			}
 			lo = hi
 		}
-		for c := range n {
-			if rejected[c] {
-				continue
-			}
-			r := r0 + c
-			mean := rstdVals[c][1]
-			rstd := rstdVals[c][0]
-			means[r] = mean
-			rstds[r] = rstd
-		}
+		convnormGoBatchNormTrainColumnsAnyCols3(rejected[:n], rstdVals[:n], means[r0:][:n], rstds[r0:][:n], n)
 		if rejects > 0 {
 			for c := range n {
 				if rejected[c] {
@@ -908,58 +795,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 
 // goBatchNormTrainColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -984,9 +820,9 @@ func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, 
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -999,9 +835,91 @@ func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, su
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, rstdVals [][2]float32, gains []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftVals = shiftVals[:n]
+	rejected = rejected[:n]
+	rstdVals = rstdVals[:n]
+	gains = gains[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		mean64 := runMeans[c] * perLine
+		variance64 := runM2s[c]*perLine - mean64*mean64
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftVals[c][0] = shift
+		correction := float32(mean64 - float64(shift))
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		rstdVals[c][0] = rstd
+		mean := shift + correction
+		rstdVals[c][1] = mean
+		gain := gains[r]
+		scale := rstd * gain
+		shiftVals[c][1] = scale
+		bias := biases[r]
+		unbiasedVariance := variance / unbias
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * unbiasedVariance
+		newVar := keptVar + takenVar
+		offsetPart := correction * scale
+		offset := bias - offsetPart
+		shiftVals[c][2] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -1030,9 +948,9 @@ func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -1061,9 +979,66 @@ func convnormGoBatchNormTrainColumnsAnyLines6(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, rstdVals [][2]float32, gains []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+	runMeans = runMeans[:n]
+	shiftVals = shiftVals[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	rstdVals = rstdVals[:n]
+	gains = gains[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		shift := float32(runMeans[c])
+		shiftVals[c][0] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		rstdVals[c][0] = rstd
+		mean := shift + correction
+		rstdVals[c][1] = mean
+		gain := gains[r]
+		scale := rstd * gain
+		shiftVals[c][1] = scale
+		bias := biases[r]
+		unbiasedVariance := variance / unbias
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * unbiasedVariance
+		newVar := keptVar + takenVar
+		offsetPart := correction * scale
+		offset := bias - offsetPart
+		shiftVals[c][2] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -1081,6 +1056,25 @@ func convnormGoBatchNormTrainColumnsAnyLines7(dstLine0 []float32, xLine0 []float
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine3[c] = (float32((xLine3[c]-shiftCol)*scaleCol) + offsetCol)
+	}
+}
+
+// goBatchNormTrainColumnsAnyCols3 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainColumnsAnyCols3(rejected []bool, rstdVals [][2]float32, means []float32, rstds []float32, n int) {
+	rejected = rejected[:n]
+	rstdVals = rstdVals[:n]
+	means = means[:n]
+	rstds = rstds[:n]
+	for c := range n {
+		if rejected[c] {
+			continue
+		}
+		r := c
+		mean := rstdVals[c][1]
+		rstd := rstdVals[c][0]
+		means[r] = mean
+		rstds[r] = rstd
 	}
 }
 
@@ -1335,29 +1329,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 		}
-		for c := range n {
-			r := r0 + c
-			s2 := gain[r0+c]
-			s1 := rstd[r0+c]
-			s3 := acc0Chunks[c]
-			s5 := s3 * s4
-			s6 := s2 * s5
-			s7 := acc1Chunks[c]
-			s8 := s7 * s4
-			s9 := s2 * s8
-			s9Vals[c][0] = s9
-			s11 := 0 - s6
-			s12 := s11 * s1
-			s9Vals[c][1] = s12
-			guardSum := s9 + s12
-			if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
-			dgain[r] = s3
-			dbias[r] = s7
-		}
+		rejects += convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain[r0:][:n], rstd[r0:][:n], acc0Chunks[:n], s4, acc1Chunks[:n], s9Vals[:n], rejected[:n], dgain[r0:][:n], dbias[r0:][:n], n)
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
 			if rejected[lo] {
@@ -1440,6 +1412,44 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA 
 		acc0Chunk[c] = acc0Acc
 		acc1Chunk[c] = acc1Acc
 	}
+}
+
+// goBatchNormTrainBackwardColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainBackwardColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []float32, acc0Chunks []float32, s4 float32, acc1Chunks []float32, s9Vals [][2]float32, rejected []bool, dgain []float32, dbias []float32, n int) int {
+	gain = gain[:n]
+	rstd = rstd[:n]
+	acc0Chunks = acc0Chunks[:n]
+	acc1Chunks = acc1Chunks[:n]
+	s9Vals = s9Vals[:n]
+	rejected = rejected[:n]
+	dgain = dgain[:n]
+	dbias = dbias[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		s2 := gain[c]
+		s1 := rstd[c]
+		s3 := acc0Chunks[c]
+		s5 := s3 * s4
+		s6 := s2 * s5
+		s7 := acc1Chunks[c]
+		s8 := s7 * s4
+		s9 := s2 * s8
+		s9Vals[c][0] = s9
+		s11 := 0 - s6
+		s12 := s11 * s1
+		s9Vals[c][1] = s12
+		guardSum := s9 + s12
+		if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		dgain[r] = s3
+		dbias[r] = s7
+	}
+	return rejects
 }
 
 // goBatchNormTrainBackwardColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
@@ -1681,7 +1691,6 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
 	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
 	var blockShiftVals [1024][1]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
@@ -1714,7 +1723,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1733,7 +1742,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1763,7 +1772,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainONNXColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
@@ -1790,45 +1799,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				mean := shift + correction
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * variance
-				newVar := keptVar + takenVar
-				offsetPart := correction * scale
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -1839,60 +1810,14 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := sumSq[c]*perLine - mean*mean
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoBatchNormTrainONNXColumnsAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				mean := shift + correction
-				gain := gains[r]
-				scale := rstd * gain
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				oldMean := runMean[r]
-				keptMean := keep * oldMean
-				takenMean := take * mean
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := keep * oldVar
-				takenVar := take * variance
-				newVar := keptVar + takenVar
-				offsetPart := correction * scale
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], gains[r0:][:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1911,7 +1836,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 			shiftValsRun := shiftVals[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainONNXColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainONNXColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -1937,58 +1862,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 
 // goBatchNormTrainONNXColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -2013,9 +1887,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -2028,9 +1902,87 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, gains []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftVals = shiftVals[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		mean64 := runMeans[c] * perLine
+		variance64 := runM2s[c]*perLine - mean64*mean64
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftVals[c][0] = shift
+		correction := float32(mean64 - float64(shift))
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := rstd * gain
+		shiftVals[c][1] = scale
+		bias := biases[r]
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * variance
+		newVar := keptVar + takenVar
+		offsetPart := correction * scale
+		offset := bias - offsetPart
+		shiftVals[c][2] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -2059,9 +2011,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
@@ -2090,9 +2042,62 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines6(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+	runMeans = runMeans[:n]
+	shiftVals = shiftVals[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		shift := float32(runMeans[c])
+		shiftVals[c][0] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := rstd * gain
+		shiftVals[c][1] = scale
+		bias := biases[r]
+		oldMean := runMean[r]
+		keptMean := keep * oldMean
+		takenMean := take * mean
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := keep * oldVar
+		takenVar := take * variance
+		newVar := keptVar + takenVar
+		offsetPart := correction * scale
+		offset := bias - offsetPart
+		shiftVals[c][2] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
