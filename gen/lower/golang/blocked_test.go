@@ -177,6 +177,11 @@ func TestColumnTiles(t *testing.T) {
 					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
 				}
 			}
+			// Each per-column value in an array of its own, read with a
+			// load scaled by 4.
+			if regexp.MustCompile(`\]\[\d\]`).MatchString(fast) {
+				t.Errorf("%s: per-column values in arrays of [c][i]:\n%s", k.Name, fast)
+			}
 			if strings.Contains(fast, "r := r0 + c") {
 				t.Errorf("%s: per-column statements in the kernel's body:\n%s", k.Name, fast)
 			}
@@ -237,7 +242,7 @@ func TestColumnTiles(t *testing.T) {
 				to += end
 				fused = fast[from:to]
 			}
-			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftVals[c][0] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
+			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftCols[c] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
 				if !strings.Contains(fused, want) {
 					t.Errorf("%s: fused statistics lack %q:\n%s", k.Name, want, fused)
 				}

@@ -192,7 +192,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64())
 	}
 	// The arrays of the kept values: one per set of values a loop reads.
-	l.cols = &colArrays{slots: map[ir.S][]colSlot{}, groups: map[string]string{}, direct: map[ir.S]int{}}
+	l.cols = &colArrays{names: map[ir.S]string{}, direct: map[ir.S]int{}}
 	// A kept value loaded from an input (a column's parameter, or its
 	// first value: the pivot) is read from that input where a loop needs
 	// it, not copied: unless a store may have overwritten it by then (x
@@ -249,13 +249,17 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	var rest []ir.S
 	for _, s := range keptOrder {
-		if len(l.cols.slots[s]) == 0 {
+		if _, ok := l.cols.names[s]; !ok {
 			rest = append(rest, s)
 		}
 	}
 	l.colGroupOf(rest)
-	for _, g := range l.cols.order {
-		body = append(body, jen.Var().Id(g.name).Index(jen.Lit(colTile)).Index(jen.Lit(g.size)).Float32())
+	if len(l.cols.order) > 0 {
+		var names []jen.Code
+		for _, s := range l.cols.order {
+			names = append(names, jen.Id(l.cols.names[s]))
+		}
+		body = append(body, jen.Var().List(names...).Index(jen.Lit(colTile)).Float32())
 	}
 	if guarded {
 		body = append(body, jen.Var().Id("rejected").Index(jen.Lit(colTile)).Bool())
@@ -497,17 +501,16 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 	if wide {
 		chunk, chunks = "Total", "Totals"
 	}
-	group, cols := l.colGroup(lp, kept)
+	cols := l.colGroup(lp, kept)
 	splat := map[ir.S]bool{}
 	for _, s := range cols {
 		splat[s] = true
 	}
-	if group != "" {
-		run = append(run, jen.Id(group+"Run").Op(":=").Id(group).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
-	}
 	for _, s := range cols {
 		if a, ok := l.cols.direct[s]; ok {
 			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+		} else {
+			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.cols.names[s]).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
@@ -574,11 +577,7 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		var col []jen.Code
 		for _, s := range cols {
 			n := l.colName(s)
-			if _, ok := l.cols.direct[s]; ok {
-				col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
-				continue
-			}
-			col = append(col, jen.Id(n+"Col").Op(":=").Id(group+"Run").Index(jen.Id("c")).Index(jen.Lit(l.colSlotIn(s, group))))
+			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
 		}
 		for _, a := range accs {
 			n := k.AccName(a)
@@ -616,13 +615,8 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		// columns then holds its lines, per-column values and index in
 		// registers, where inside the kernel's body the compiler spills
 		// some of them (the index too) to the stack on every trip.
-		if group != "" {
-			params = append(params, param{group + "Run", jen.Index().Index(jen.Lit(l.cols.size(group))).Float32(), jen.Id(group + "Run"), true})
-		}
 		for _, s := range cols {
-			if _, ok := l.cols.direct[s]; ok {
-				params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
-			}
+			params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
 		}
 		for _, a := range accs {
 			typ := jen.Index().Float32()
@@ -677,92 +671,54 @@ func (l *lowering) colName(s ir.S) string {
 }
 
 // colArrays are the arrays of a tiled Columns form's per-column values:
-// each loop reads the values it splats from one array of the tile, [c][i]
-// its value i of column c, through one pointer, which leaves registers to
-// the lines it walks; a value read by several loops is in each of their
-// arrays, written once per column into each.
+// each value a loop reads is in one array of the tile, [c] its value of
+// column c, written once per column. A loop reads each with a load
+// scaled by 4, where [c][i] of a per-loop array of values needs an
+// address computed first (Go folds no scale of 8 or 12 into a float
+// load).
 type colArrays struct {
-	slots  map[ir.S][]colSlot
-	groups map[string]string // the sorted values of an array: its name
-	direct map[ir.S]int      // the values read from an input array: its index
-	order  []struct {
-		name string
-		size int
-	}
+	names  map[ir.S]string // the array of each value: its name
+	direct map[ir.S]int    // the values read from an input array: its index
+	order  []ir.S          // the values with an array, in the order made
 }
 
-type colSlot struct {
-	group string
-	idx   int
-}
-
-// colGroup is the array of lp's per-column values (those in kept it
-// splats), and those values; "" where it reads none.
-func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) (string, []ir.S) {
-	var cols, grouped []ir.S
+// colGroup are lp's per-column values (those in kept it splats), each
+// given its array where it has none yet.
+func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) []ir.S {
+	var cols []ir.S
 	seen := map[ir.S]bool{}
 	for _, op := range lp.Ops {
 		if op.Code == ir.VSplat && kept[op.Scalar] && !seen[op.Scalar] {
 			seen[op.Scalar] = true
 			cols = append(cols, op.Scalar)
-			if _, ok := l.cols.direct[op.Scalar]; !ok {
-				grouped = append(grouped, op.Scalar)
-			}
 		}
 	}
-	return l.colGroupOf(grouped), cols
+	l.colGroupOf(cols)
+	return cols
 }
 
-// colGroupOf is the array of the values cols, made where new.
-func (l *lowering) colGroupOf(cols []ir.S) string {
-	var own []ir.S
+// colGroupOf gives each of the values cols not read from an input its
+// array, where it has none yet.
+func (l *lowering) colGroupOf(cols []ir.S) {
+	used := map[string]bool{}
+	for _, n := range l.cols.names {
+		used[n] = true
+	}
 	for _, s := range cols {
-		if _, ok := l.cols.direct[s]; !ok {
-			own = append(own, s)
+		if _, ok := l.cols.direct[s]; ok {
+			continue
 		}
-	}
-	cols = own
-	if len(cols) == 0 {
-		return ""
-	}
-	sorted := append([]ir.S(nil), cols...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	key := fmt.Sprint(sorted)
-	if g, ok := l.cols.groups[key]; ok {
-		return g
-	}
-	name := l.colName(sorted[0]) + "Vals"
-	for i := 2; l.taken[name] || l.cols.has(name); i++ {
-		name = fmt.Sprintf("%sVals%d", l.colName(sorted[0]), i)
-	}
-	l.cols.groups[key] = name
-	for i, s := range sorted {
-		l.cols.slots[s] = append(l.cols.slots[s], colSlot{name, i})
-	}
-	l.cols.order = append(l.cols.order, struct {
-		name string
-		size int
-	}{name, len(sorted)})
-	return name
-}
-
-func (c *colArrays) has(name string) bool {
-	for _, g := range c.order {
-		if g.name == name {
-			return true
+		if _, ok := l.cols.names[s]; ok {
+			continue
 		}
-	}
-	return false
-}
-
-// colSlotIn is the index of value s in array group.
-func (l *lowering) colSlotIn(s ir.S, group string) int {
-	for _, sl := range l.cols.slots[s] {
-		if sl.group == group {
-			return sl.idx
+		name := l.colName(s) + "Cols"
+		for i := 2; l.taken[name] || used[name]; i++ {
+			name = fmt.Sprintf("%sCols%d", l.colName(s), i)
 		}
+		used[name] = true
+		l.cols.names[s] = name
+		l.cols.order = append(l.cols.order, s)
 	}
-	panic(fmt.Sprintf("golang: %s: %s not in %s", l.k.Name, l.colName(s), group))
 }
 
 // colRead is column c's value s of the tile.
@@ -772,21 +728,20 @@ func (l *lowering) colRead(s ir.S) *jen.Statement {
 	} else if ok {
 		return jen.Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("c"))
 	}
-	sl := l.cols.slots[s]
-	if len(sl) == 0 {
+	name, ok := l.cols.names[s]
+	if !ok {
 		panic(fmt.Sprintf("golang: %s: no array holds %s", l.k.Name, l.colName(s)))
 	}
-	return jen.Id(sl[0].group).Index(jen.Id("c")).Index(jen.Lit(sl[0].idx))
+	return jen.Id(name).Index(jen.Id("c"))
 }
 
-// colWrites stores v as column c's value s of the tile, in each array
-// that holds it.
+// colWrites stores v as column c's value s of the tile, where an array
+// holds it.
 func (l *lowering) colWrites(s ir.S, v jen.Code) []jen.Code {
-	var code []jen.Code
-	for _, sl := range l.cols.slots[s] {
-		code = append(code, jen.Id(sl.group).Index(jen.Id("c")).Index(jen.Lit(sl.idx)).Op("=").Add(v))
+	if name, ok := l.cols.names[s]; ok {
+		return []jen.Code{jen.Id(name).Index(jen.Id("c")).Op("=").Add(v)}
 	}
-	return code
+	return nil
 }
 
 // columnsHelper is the name of a function of the tiled form's kernel
@@ -847,16 +802,6 @@ func (l *lowering) loopValues(lp *ir.Loop, splat map[ir.S]bool) []string {
 		}
 	}
 	return out
-}
-
-// size is the number of values in array group.
-func (c *colArrays) size(group string) int {
-	for _, g := range c.order {
-		if g.name == group {
-			return g.size
-		}
-	}
-	panic("golang: no per-column array " + group)
 }
 
 // lineName is the local holding array a's part of the current line.
@@ -1734,8 +1679,8 @@ func (l *lowering) columnsColFunc(loop []jen.Code, hoisted map[string]bool) jen.
 			known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Id("r0"), jen.Empty()).Index(jen.Empty(), jen.Id("n")), true}
 		}
 	}
-	for _, g := range l.cols.order {
-		known[g.name] = param{jen.Index().Index(jen.Lit(g.size)).Float32(), jen.Id(g.name).Index(jen.Empty(), jen.Id("n")), true}
+	for _, n := range l.cols.names {
+		known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Empty(), jen.Id("n")), true}
 	}
 	for a := range l.k.NumAccs {
 		n := l.k.AccName(a) + "Chunks"
