@@ -17,8 +17,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var blockShiftVals [1024][1]float32
+	var shiftCols, correctionCols, rstdCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -38,7 +37,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -63,18 +62,18 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -87,9 +86,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -99,12 +98,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -117,16 +116,16 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			rejects += convnormGoConvNeXtLayerNormAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], n)
+			rejects += convnormGoConvNeXtLayerNormAnyCols2(runMeans[:n], shiftCols[:n], correctionCols[:n], runM2s[:n], h, eps, rejected[:n], rstdCols[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -144,7 +143,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 			perLine := 1 / float64(h)
-			rejects += convnormGoConvNeXtLayerNormAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], n)
+			rejects += convnormGoConvNeXtLayerNormAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], correctionCols[:n], eps, rejected[:n], rstdCols[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -160,10 +159,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			correctionRun := correctionCols[lo:][:w]
+			rstdRun := rstdCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoConvNeXtLayerNormAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
+				convnormGoConvNeXtLayerNormAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftRun, correctionRun, rstdRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -171,9 +172,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				gammaLine := gamma[i]
 				betaLine := beta[i]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					correctionCol := shiftValsRun[c][1]
-					rstdCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					rstdCol := rstdRun[c]
 					dstLine[c] = (float32(((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine) + betaLine)
 				}
 			}
@@ -233,11 +234,13 @@ func convnormGoConvNeXtLayerNormAnyLines2(line0 []float32, sum []float64, sumSq 
 
 // goConvNeXtLayerNormAnyCols1 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, n int) int {
+func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, correctionCols []float32, eps float32, rejected []bool, rstdCols []float32, n int) int {
 	runMeans = runMeans[:n]
 	runM2s = runM2s[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
+	correctionCols = correctionCols[:n]
 	rejected = rejected[:n]
+	rstdCols = rstdCols[:n]
 	rejects := 0
 	for c := range n {
 		mean64 := runMeans[c] * perLine
@@ -246,9 +249,9 @@ func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, ru
 			variance64 = math.NaN()
 		}
 		shift := float32(mean64)
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(mean64 - float64(shift))
-		shiftVals[c][1] = correction
+		correctionCols[c] = correction
 		variance := float32(variance64)
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -258,7 +261,7 @@ func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, ru
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		shiftVals[c][2] = rstd
+		rstdCols[c] = rstd
 	}
 	return rejects
 }
@@ -285,16 +288,16 @@ func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xL
 
 // goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -316,16 +319,16 @@ func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xL
 
 // goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -347,17 +350,19 @@ func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xL
 
 // goConvNeXtLayerNormAnyCols2 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoConvNeXtLayerNormAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, n int) int {
+func convnormGoConvNeXtLayerNormAnyCols2(runMeans []float64, shiftCols []float32, correctionCols []float32, runM2s []float64, h int, eps float32, rejected []bool, rstdCols []float32, n int) int {
 	runMeans = runMeans[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
+	correctionCols = correctionCols[:n]
 	runM2s = runM2s[:n]
 	rejected = rejected[:n]
+	rstdCols = rstdCols[:n]
 	rejects := 0
 	for c := range n {
 		shift := float32(runMeans[c])
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(runMeans[c] - float64(shift))
-		shiftVals[c][1] = correction
+		correctionCols[c] = correction
 		variance := float32(runM2s[c] / float64(h))
 		varianceEps := variance + eps
 		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
@@ -367,14 +372,14 @@ func convnormGoConvNeXtLayerNormAnyCols2(runMeans []float64, shiftVals [][3]floa
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		shiftVals[c][2] = rstd
+		rstdCols[c] = rstd
 	}
 	return rejects
 }
 
 // goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines6(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines6(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftRun []float32, correctionRun []float32, rstdRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -383,11 +388,13 @@ func convnormGoConvNeXtLayerNormAnyLines6(dstLine0 []float32, xLine0 []float32, 
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	correctionRun = correctionRun[:w]
+	rstdRun = rstdRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		correctionCol := shiftValsRun[c][1]
-		rstdCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		correctionCol := correctionRun[c]
+		rstdCol := rstdRun[c]
 		dstLine0[c] = (float32(((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0) + betaLine0)
 		dstLine1[c] = (float32(((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1) + betaLine1)
 		dstLine2[c] = (float32(((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2) + betaLine2)
@@ -621,9 +628,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var blockShiftVals [1024][1]float32
-	var rstdVals [1024][2]float32
+	var shiftCols, scaleCols, offsetCols, blockShiftCols, rstdCols, meanCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -643,7 +648,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -668,18 +673,18 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -692,9 +697,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -704,12 +709,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -722,16 +727,16 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], rstdVals[:n], gains[r0:][:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], rstdCols[:n], meanCols[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -749,7 +754,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			perLine := 1 / float64(h)
-			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], rstdVals[:n], gains[r0:][:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], rstdCols[:n], meanCols[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -765,24 +770,26 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			offsetRun := offsetCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftRun, scaleRun, offsetRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					scaleCol := shiftValsRun[c][1]
-					offsetCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					scaleCol := scaleRun[c]
+					offsetCol := offsetRun[c]
 					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
 			lo = hi
 		}
-		convnormGoBatchNormTrainColumnsAnyCols3(rejected[:n], rstdVals[:n], means[r0:][:n], rstds[r0:][:n], n)
+		convnormGoBatchNormTrainColumnsAnyCols3(rejected[:n], meanCols[:n], rstdCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		if rejects > 0 {
 			for c := range n {
 				if rejected[c] {
@@ -837,16 +844,19 @@ func convnormGoBatchNormTrainColumnsAnyLines2(line0 []float32, sum []float64, su
 
 // goBatchNormTrainColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, rstdVals [][2]float32, gains []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, rstdCols []float32, meanCols []float32, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
 	runMeans = runMeans[:n]
 	runM2s = runM2s[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
 	rejected = rejected[:n]
-	rstdVals = rstdVals[:n]
+	rstdCols = rstdCols[:n]
+	meanCols = meanCols[:n]
 	gains = gains[:n]
+	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
 	rejects := 0
 	for c := range n {
 		r := c
@@ -856,7 +866,7 @@ func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64
 			variance64 = math.NaN()
 		}
 		shift := float32(mean64)
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(mean64 - float64(shift))
 		variance := float32(variance64)
 		varianceEps := variance + eps
@@ -867,12 +877,12 @@ func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		rstdVals[c][0] = rstd
+		rstdCols[c] = rstd
 		mean := shift + correction
-		rstdVals[c][1] = mean
+		meanCols[c] = mean
 		gain := gains[r]
 		scale := rstd * gain
-		shiftVals[c][1] = scale
+		scaleCols[c] = scale
 		bias := biases[r]
 		unbiasedVariance := variance / unbias
 		oldMean := runMean[r]
@@ -885,7 +895,7 @@ func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64
 		newVar := keptVar + takenVar
 		offsetPart := correction * scale
 		offset := bias - offsetPart
-		shiftVals[c][2] = offset
+		offsetCols[c] = offset
 		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
 			rejected[c] = true
 			rejects++
@@ -919,16 +929,16 @@ func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32
 
 // goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -950,16 +960,16 @@ func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32
 
 // goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -981,21 +991,24 @@ func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32
 
 // goBatchNormTrainColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, rstdVals [][2]float32, gains []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, rstdCols []float32, meanCols []float32, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
 	runMeans = runMeans[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
 	runM2s = runM2s[:n]
 	rejected = rejected[:n]
-	rstdVals = rstdVals[:n]
+	rstdCols = rstdCols[:n]
+	meanCols = meanCols[:n]
 	gains = gains[:n]
+	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
 	rejects := 0
 	for c := range n {
 		r := c
 		shift := float32(runMeans[c])
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(runMeans[c] - float64(shift))
 		variance := float32(runM2s[c] / float64(h))
 		varianceEps := variance + eps
@@ -1006,12 +1019,12 @@ func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftVals [][3]
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		rstdVals[c][0] = rstd
+		rstdCols[c] = rstd
 		mean := shift + correction
-		rstdVals[c][1] = mean
+		meanCols[c] = mean
 		gain := gains[r]
 		scale := rstd * gain
-		shiftVals[c][1] = scale
+		scaleCols[c] = scale
 		bias := biases[r]
 		unbiasedVariance := variance / unbias
 		oldMean := runMean[r]
@@ -1024,7 +1037,7 @@ func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftVals [][3]
 		newVar := keptVar + takenVar
 		offsetPart := correction * scale
 		offset := bias - offsetPart
-		shiftVals[c][2] = offset
+		offsetCols[c] = offset
 		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
 			rejected[c] = true
 			rejects++
@@ -1038,7 +1051,7 @@ func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftVals [][3]
 
 // goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftRun []float32, scaleRun []float32, offsetRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -1047,11 +1060,13 @@ func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	scaleRun = scaleRun[:w]
+	offsetRun = offsetRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		scaleCol := shiftValsRun[c][1]
-		offsetCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		scaleCol := scaleRun[c]
+		offsetCol := offsetRun[c]
 		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
@@ -1061,9 +1076,10 @@ func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float
 
 // goBatchNormTrainColumnsAnyCols3 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols3(rejected []bool, rstdVals [][2]float32, means []float32, rstds []float32, n int) {
+func convnormGoBatchNormTrainColumnsAnyCols3(rejected []bool, meanCols []float32, rstdCols []float32, means []float32, rstds []float32, n int) {
 	rejected = rejected[:n]
-	rstdVals = rstdVals[:n]
+	meanCols = meanCols[:n]
+	rstdCols = rstdCols[:n]
 	means = means[:n]
 	rstds = rstds[:n]
 	for c := range n {
@@ -1071,8 +1087,8 @@ func convnormGoBatchNormTrainColumnsAnyCols3(rejected []bool, rstdVals [][2]floa
 			continue
 		}
 		r := c
-		mean := rstdVals[c][1]
-		rstd := rstdVals[c][0]
+		mean := meanCols[c]
+		rstd := rstdCols[c]
 		means[r] = mean
 		rstds[r] = rstd
 	}
@@ -1269,7 +1285,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var acc0Totals [1024]float64
 	var acc1Chunks [1024]float32
 	var acc1Totals [1024]float64
-	var s9Vals [1024][2]float32
+	var s9Cols, s12Cols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -1329,7 +1345,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 		}
-		rejects += convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain[r0:][:n], rstd[r0:][:n], acc0Chunks[:n], s4, acc1Chunks[:n], s9Vals[:n], rejected[:n], dgain[r0:][:n], dbias[r0:][:n], n)
+		rejects += convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain[r0:][:n], rstd[r0:][:n], acc0Chunks[:n], s4, acc1Chunks[:n], s9Cols[:n], s12Cols[:n], rejected[:n], dgain[r0:][:n], dbias[r0:][:n], n)
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
 			if rejected[lo] {
@@ -1344,13 +1360,14 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 			w := hi - lo
-			s9ValsRun := s9Vals[lo:][:w]
 			s2Run := gain[r0+lo:][:w]
+			s9Run := s9Cols[lo:][:w]
 			s0Run := mean[r0+lo:][:w]
+			s12Run := s12Cols[lo:][:w]
 			s1Run := rstd[r0+lo:][:w]
 			i := 0
 			for ; i+2 <= h; i += 2 {
-				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s9ValsRun, s2Run, s0Run, s1Run, w)
+				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s2Run, s9Run, s0Run, s12Run, s1Run, w)
 			}
 			for ; i < h; i++ {
 				dxLine := dx[i*stride+r0+lo:][:w]
@@ -1358,9 +1375,9 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
 					s2Col := s2Run[c]
-					s9Col := s9ValsRun[c][0]
+					s9Col := s9Run[c]
 					s0Col := s0Run[c]
-					s12Col := s9ValsRun[c][1]
+					s12Col := s12Run[c]
 					s1Col := s1Run[c]
 					dxLine[c] = (float32((xLine[c]-s0Col)*s12Col) + (float32(dyLine[c]*s2Col) - s9Col)) * s1Col
 				}
@@ -1416,12 +1433,13 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA 
 
 // goBatchNormTrainBackwardColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainBackwardColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []float32, acc0Chunks []float32, s4 float32, acc1Chunks []float32, s9Vals [][2]float32, rejected []bool, dgain []float32, dbias []float32, n int) int {
+func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []float32, acc0Chunks []float32, s4 float32, acc1Chunks []float32, s9Cols []float32, s12Cols []float32, rejected []bool, dgain []float32, dbias []float32, n int) int {
 	gain = gain[:n]
 	rstd = rstd[:n]
 	acc0Chunks = acc0Chunks[:n]
 	acc1Chunks = acc1Chunks[:n]
-	s9Vals = s9Vals[:n]
+	s9Cols = s9Cols[:n]
+	s12Cols = s12Cols[:n]
 	rejected = rejected[:n]
 	dgain = dgain[:n]
 	dbias = dbias[:n]
@@ -1436,10 +1454,10 @@ func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []floa
 		s7 := acc1Chunks[c]
 		s8 := s7 * s4
 		s9 := s2 * s8
-		s9Vals[c][0] = s9
+		s9Cols[c] = s9
 		s11 := 0 - s6
 		s12 := s11 * s1
-		s9Vals[c][1] = s12
+		s12Cols[c] = s12
 		guardSum := s9 + s12
 		if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
 			rejected[c] = true
@@ -1454,22 +1472,23 @@ func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []floa
 
 // goBatchNormTrainBackwardColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s9ValsRun [][2]float32, s2Run []float32, s0Run []float32, s1Run []float32, w int) {
+func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s2Run []float32, s9Run []float32, s0Run []float32, s12Run []float32, s1Run []float32, w int) {
 	dxLine0 = dxLine0[:w]
 	dyLine0 = dyLine0[:w]
 	xLine0 = xLine0[:w]
 	dxLine1 = dxLine1[:w]
 	dyLine1 = dyLine1[:w]
 	xLine1 = xLine1[:w]
-	s9ValsRun = s9ValsRun[:w]
 	s2Run = s2Run[:w]
+	s9Run = s9Run[:w]
 	s0Run = s0Run[:w]
+	s12Run = s12Run[:w]
 	s1Run = s1Run[:w]
 	for c := range w {
 		s2Col := s2Run[c]
-		s9Col := s9ValsRun[c][0]
+		s9Col := s9Run[c]
 		s0Col := s0Run[c]
-		s12Col := s9ValsRun[c][1]
+		s12Col := s12Run[c]
 		s1Col := s1Run[c]
 		dxLine0[c] = (float32((xLine0[c]-s0Col)*s12Col) + (float32(dyLine0[c]*s2Col) - s9Col)) * s1Col
 		dxLine1[c] = (float32((xLine1[c]-s0Col)*s12Col) + (float32(dyLine1[c]*s2Col) - s9Col)) * s1Col
@@ -1690,8 +1709,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var blockShiftVals [1024][1]float32
+	var shiftCols, scaleCols, offsetCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -1711,7 +1729,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -1736,18 +1754,18 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -1760,9 +1778,9 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -1772,12 +1790,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -1790,16 +1808,16 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + delta*delta*(na*nb/nab)
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans[:n], shiftVals[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -1817,7 +1835,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			perLine := 1 / float64(h)
-			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftVals[:n], eps, rejected[:n], gains[r0:][:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], n)
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1833,18 +1851,20 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			offsetRun := offsetCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainONNXColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainONNXColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftRun, scaleRun, offsetRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					scaleCol := shiftValsRun[c][1]
-					offsetCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					scaleCol := scaleRun[c]
+					offsetCol := offsetRun[c]
 					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
@@ -1904,15 +1924,17 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines2(line0 []float32, sum []float64
 
 // goBatchNormTrainONNXColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftVals [][3]float32, eps float32, rejected []bool, gains []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
 	runMeans = runMeans[:n]
 	runM2s = runM2s[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
 	rejected = rejected[:n]
 	gains = gains[:n]
+	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
 	rejects := 0
 	for c := range n {
 		r := c
@@ -1922,7 +1944,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine flo
 			variance64 = math.NaN()
 		}
 		shift := float32(mean64)
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(mean64 - float64(shift))
 		variance := float32(variance64)
 		varianceEps := variance + eps
@@ -1936,7 +1958,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine flo
 		mean := shift + correction
 		gain := gains[r]
 		scale := rstd * gain
-		shiftVals[c][1] = scale
+		scaleCols[c] = scale
 		bias := biases[r]
 		oldMean := runMean[r]
 		keptMean := keep * oldMean
@@ -1948,7 +1970,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine flo
 		newVar := keptVar + takenVar
 		offsetPart := correction * scale
 		offset := bias - offsetPart
-		shiftVals[c][2] = offset
+		offsetCols[c] = offset
 		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
 			rejected[c] = true
 			rejects++
@@ -1982,16 +2004,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []flo
 
 // goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -2013,16 +2035,16 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []flo
 
 // goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -2044,20 +2066,22 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []flo
 
 // goBatchNormTrainONNXColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftVals [][3]float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, n int) int {
+func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
 	runMeans = runMeans[:n]
-	shiftVals = shiftVals[:n]
+	shiftCols = shiftCols[:n]
 	runM2s = runM2s[:n]
 	rejected = rejected[:n]
 	gains = gains[:n]
+	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
 	rejects := 0
 	for c := range n {
 		r := c
 		shift := float32(runMeans[c])
-		shiftVals[c][0] = shift
+		shiftCols[c] = shift
 		correction := float32(runMeans[c] - float64(shift))
 		variance := float32(runM2s[c] / float64(h))
 		varianceEps := variance + eps
@@ -2071,7 +2095,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftVals [
 		mean := shift + correction
 		gain := gains[r]
 		scale := rstd * gain
-		shiftVals[c][1] = scale
+		scaleCols[c] = scale
 		bias := biases[r]
 		oldMean := runMean[r]
 		keptMean := keep * oldMean
@@ -2083,7 +2107,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftVals [
 		newVar := keptVar + takenVar
 		offsetPart := correction * scale
 		offset := bias - offsetPart
-		shiftVals[c][2] = offset
+		offsetCols[c] = offset
 		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
 			rejected[c] = true
 			rejects++
@@ -2097,7 +2121,7 @@ func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftVals [
 
 // goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftRun []float32, scaleRun []float32, offsetRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -2106,11 +2130,13 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines6(dstLine0 []float32, xLine0 []f
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	scaleRun = scaleRun[:w]
+	offsetRun = offsetRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		scaleCol := shiftValsRun[c][1]
-		offsetCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		scaleCol := scaleRun[c]
+		offsetCol := offsetRun[c]
 		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
