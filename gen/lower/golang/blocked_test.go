@@ -186,6 +186,11 @@ func TestColumnTiles(t *testing.T) {
 				t.Errorf("%s: per-column statements in the kernel's body:\n%s", k.Name, fast)
 			}
 		}
+		// The saved statistics are stored with the guards' statements,
+		// not in a pass of their own after the output.
+		if k == bf && !regexp.MustCompile(`rejects \+= \w+Cols\d+\([^\n]*means\[r0:\]\[:n\], rstds\[r0:\]\[:n\], n\)`).MatchString(fast) {
+			t.Errorf("%s: saved statistics not stored with the guards:\n%s", k.Name, fast)
+		}
 		if k == bf {
 			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)"} {
 				if !strings.Contains(fast, want) {

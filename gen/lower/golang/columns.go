@@ -138,6 +138,30 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			items[len(items)-1].stmts = append(items[len(items)-1].stmts, st)
 		}
 	}
+	// A run of statements after a loop that only stores per-column
+	// outputs (the saved mean and rstd) joins the statements before that
+	// loop, after their guards: no loop reads an output and no output may
+	// overlap an input, so the values need no array and no pass of their
+	// own over the tile.
+	defined := map[ir.S]bool{}
+	for it := range items {
+		for _, st := range items[it].stmts {
+			defined[st.Dst] = true
+		}
+		if it < 2 || items[it].loop != nil || items[it-1].loop == nil || items[it-2].loop != nil {
+			continue
+		}
+		moves := true
+		for _, st := range items[it].stmts {
+			if st.Code != ir.SStore || k.Arrays[st.Array].Role != ir.RowScalarOut || !defined[st.Args[0]] {
+				moves = false
+			}
+		}
+		if moves {
+			items[it-2].stmts = append(items[it-2].stmts, items[it].stmts...)
+			items[it].stmts = nil
+		}
+	}
 	// Where each per-column value is defined, and which are read by a
 	// later item: those are kept in an array of the tile.
 	def := map[ir.S]int{}
