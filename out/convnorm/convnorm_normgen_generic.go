@@ -628,7 +628,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftCols, scaleCols, offsetCols, blockShiftCols, rstdCols, meanCols [1024]float32
+	var shiftCols, scaleCols, offsetCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -736,7 +736,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 				}
 			}
-			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], rstdCols[:n], meanCols[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -754,7 +754,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			perLine := 1 / float64(h)
-			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], rstdCols[:n], meanCols[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -789,7 +789,6 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 			}
 			lo = hi
 		}
-		convnormGoBatchNormTrainColumnsAnyCols3(rejected[:n], meanCols[:n], rstdCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		if rejects > 0 {
 			for c := range n {
 				if rejected[c] {
@@ -844,19 +843,19 @@ func convnormGoBatchNormTrainColumnsAnyLines2(line0 []float32, sum []float64, su
 
 // goBatchNormTrainColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, rstdCols []float32, meanCols []float32, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
+func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, means []float32, rstds []float32, n int) int {
 	runMeans = runMeans[:n]
 	runM2s = runM2s[:n]
 	shiftCols = shiftCols[:n]
 	rejected = rejected[:n]
-	rstdCols = rstdCols[:n]
-	meanCols = meanCols[:n]
 	gains = gains[:n]
 	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
 	offsetCols = offsetCols[:n]
+	means = means[:n]
+	rstds = rstds[:n]
 	rejects := 0
 	for c := range n {
 		r := c
@@ -877,9 +876,7 @@ func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		rstdCols[c] = rstd
 		mean := shift + correction
-		meanCols[c] = mean
 		gain := gains[r]
 		scale := rstd * gain
 		scaleCols[c] = scale
@@ -903,6 +900,8 @@ func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64
 		}
 		runMean[r] = newMean
 		runVar[r] = newVar
+		means[r] = mean
+		rstds[r] = rstd
 	}
 	return rejects
 }
@@ -991,19 +990,19 @@ func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32
 
 // goBatchNormTrainColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
 // a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, rstdCols []float32, meanCols []float32, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
+func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, means []float32, rstds []float32, n int) int {
 	runMeans = runMeans[:n]
 	shiftCols = shiftCols[:n]
 	runM2s = runM2s[:n]
 	rejected = rejected[:n]
-	rstdCols = rstdCols[:n]
-	meanCols = meanCols[:n]
 	gains = gains[:n]
 	scaleCols = scaleCols[:n]
 	biases = biases[:n]
 	runMean = runMean[:n]
 	runVar = runVar[:n]
 	offsetCols = offsetCols[:n]
+	means = means[:n]
+	rstds = rstds[:n]
 	rejects := 0
 	for c := range n {
 		r := c
@@ -1019,9 +1018,7 @@ func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []flo
 		}
 		std := float32(math.Sqrt(float64(varianceEps)))
 		rstd := 1 / std
-		rstdCols[c] = rstd
 		mean := shift + correction
-		meanCols[c] = mean
 		gain := gains[r]
 		scale := rstd * gain
 		scaleCols[c] = scale
@@ -1045,6 +1042,8 @@ func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []flo
 		}
 		runMean[r] = newMean
 		runVar[r] = newVar
+		means[r] = mean
+		rstds[r] = rstd
 	}
 	return rejects
 }
@@ -1071,26 +1070,6 @@ func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine3[c] = (float32((xLine3[c]-shiftCol)*scaleCol) + offsetCol)
-	}
-}
-
-// goBatchNormTrainColumnsAnyCols3 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
-// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
-func convnormGoBatchNormTrainColumnsAnyCols3(rejected []bool, meanCols []float32, rstdCols []float32, means []float32, rstds []float32, n int) {
-	rejected = rejected[:n]
-	meanCols = meanCols[:n]
-	rstdCols = rstdCols[:n]
-	means = means[:n]
-	rstds = rstds[:n]
-	for c := range n {
-		if rejected[c] {
-			continue
-		}
-		r := c
-		mean := meanCols[c]
-		rstd := rstdCols[c]
-		means[r] = mean
-		rstds[r] = rstd
 	}
 }
 
