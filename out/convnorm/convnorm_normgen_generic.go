@@ -17,9 +17,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
-	var blockShiftVals [1024][1]float32
+	var shiftCols, correctionCols, rstdCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -39,7 +37,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -51,7 +49,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -64,18 +62,18 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -88,9 +86,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -100,12 +98,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoConvNeXtLayerNormAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoConvNeXtLayerNormAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -118,32 +116,16 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			for c := range n {
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				shiftVals[c][1] = correction
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				shiftVals[c][2] = rstd
-			}
+			rejects += convnormGoConvNeXtLayerNormAnyCols2(runMeans[:n], shiftCols[:n], correctionCols[:n], runM2s[:n], h, eps, rejected[:n], rstdCols[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -154,38 +136,14 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoConvNeXtLayerNormAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoConvNeXtLayerNormAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoConvNeXtLayerNormAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoConvNeXtLayerNormAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				shiftVals[c][1] = correction
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				shiftVals[c][2] = rstd
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoConvNeXtLayerNormAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], correctionCols[:n], eps, rejected[:n], rstdCols[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -201,10 +159,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			correctionRun := correctionCols[lo:][:w]
+			rstdRun := rstdCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoConvNeXtLayerNormAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftValsRun, w)
+				convnormGoConvNeXtLayerNormAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], gamma[i], beta[i], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], gamma[i+1], beta[i+1], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], gamma[i+2], beta[i+2], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], gamma[i+3], beta[i+3], shiftRun, correctionRun, rstdRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
@@ -212,9 +172,9 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 				gammaLine := gamma[i]
 				betaLine := beta[i]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					correctionCol := shiftValsRun[c][1]
-					rstdCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					correctionCol := correctionRun[c]
+					rstdCol := rstdRun[c]
 					dstLine[c] = (float32(((xLine[c]-shiftCol)-correctionCol)*rstdCol*gammaLine) + betaLine)
 				}
 			}
@@ -232,58 +192,7 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 
 // goConvNeXtLayerNormAnyLines1 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -308,9 +217,9 @@ func convnormGoConvNeXtLayerNormAnyLines3(line0 []float32, line1 []float32, line
 	}
 }
 
-// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines2 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -323,18 +232,72 @@ func convnormGoConvNeXtLayerNormAnyLines4(line0 []float32, sum []float64, sumSq 
 	}
 }
 
-// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyCols1 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoConvNeXtLayerNormAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, correctionCols []float32, eps float32, rejected []bool, rstdCols []float32, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftCols = shiftCols[:n]
+	correctionCols = correctionCols[:n]
+	rejected = rejected[:n]
+	rstdCols = rstdCols[:n]
+	rejects := 0
+	for c := range n {
+		mean64 := float64(runMeans[c] * perLine)
+		variance64 := float64(runM2s[c]*perLine) - float64(mean64*mean64)
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftCols[c] = shift
+		correction := float32(mean64 - float64(shift))
+		correctionCols[c] = correction
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		rstdCols[c] = rstd
+	}
+	return rejects
+}
+
+// goConvNeXtLayerNormAnyLines3 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoConvNeXtLayerNormAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goConvNeXtLayerNormAnyLines4 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoConvNeXtLayerNormAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -354,18 +317,18 @@ func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyLines5 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -385,9 +348,38 @@ func convnormGoConvNeXtLayerNormAnyLines6(xLine0 []float32, xLine1 []float32, xL
 	}
 }
 
-// goConvNeXtLayerNormAnyLines7 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
+// goConvNeXtLayerNormAnyCols2 is a run of per-column statements of goConvNeXtLayerNormAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoConvNeXtLayerNormAnyCols2(runMeans []float64, shiftCols []float32, correctionCols []float32, runM2s []float64, h int, eps float32, rejected []bool, rstdCols []float32, n int) int {
+	runMeans = runMeans[:n]
+	shiftCols = shiftCols[:n]
+	correctionCols = correctionCols[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	rstdCols = rstdCols[:n]
+	rejects := 0
+	for c := range n {
+		shift := float32(runMeans[c])
+		shiftCols[c] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		correctionCols[c] = correction
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		rstdCols[c] = rstd
+	}
+	return rejects
+}
+
+// goConvNeXtLayerNormAnyLines6 is a group of lines of a loop of goConvNeXtLayerNormAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoConvNeXtLayerNormAnyLines7(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftValsRun [][3]float32, w int) {
+func convnormGoConvNeXtLayerNormAnyLines6(dstLine0 []float32, xLine0 []float32, gammaLine0 float32, betaLine0 float32, dstLine1 []float32, xLine1 []float32, gammaLine1 float32, betaLine1 float32, dstLine2 []float32, xLine2 []float32, gammaLine2 float32, betaLine2 float32, dstLine3 []float32, xLine3 []float32, gammaLine3 float32, betaLine3 float32, shiftRun []float32, correctionRun []float32, rstdRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -396,11 +388,13 @@ func convnormGoConvNeXtLayerNormAnyLines7(dstLine0 []float32, xLine0 []float32, 
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	correctionRun = correctionRun[:w]
+	rstdRun = rstdRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		correctionCol := shiftValsRun[c][1]
-		rstdCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		correctionCol := correctionRun[c]
+		rstdCol := rstdRun[c]
 		dstLine0[c] = (float32(((xLine0[c]-shiftCol)-correctionCol)*rstdCol*gammaLine0) + betaLine0)
 		dstLine1[c] = (float32(((xLine1[c]-shiftCol)-correctionCol)*rstdCol*gammaLine1) + betaLine1)
 		dstLine2[c] = (float32(((xLine2[c]-shiftCol)-correctionCol)*rstdCol*gammaLine2) + betaLine2)
@@ -634,10 +628,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
-	var blockShiftVals [1024][1]float32
-	var rstdVals [1024][2]float32
+	var shiftCols, scaleCols, offsetCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -657,7 +648,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -669,7 +660,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -682,18 +673,18 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -706,9 +697,9 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -718,12 +709,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -736,57 +727,16 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				rstdVals[c][0] = rstd
-				mean := shift + correction
-				rstdVals[c][1] = mean
-				gain := gains[r]
-				scale := float32(rstd * gain)
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				unbiasedVariance := variance / unbias
-				oldMean := runMean[r]
-				keptMean := float32(keep * oldMean)
-				takenMean := float32(take * mean)
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := float32(keep * oldVar)
-				takenVar := float32(take * unbiasedVariance)
-				newVar := keptVar + takenVar
-				offsetPart := float32(correction * scale)
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			rejects += convnormGoBatchNormTrainColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -797,63 +747,14 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoBatchNormTrainColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoBatchNormTrainColumnsAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoBatchNormTrainColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoBatchNormTrainColumnsAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				rstdVals[c][0] = rstd
-				mean := shift + correction
-				rstdVals[c][1] = mean
-				gain := gains[r]
-				scale := float32(rstd * gain)
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				unbiasedVariance := variance / unbias
-				oldMean := runMean[r]
-				keptMean := float32(keep * oldMean)
-				takenMean := float32(take * mean)
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := float32(keep * oldVar)
-				takenVar := float32(take * unbiasedVariance)
-				newVar := keptVar + takenVar
-				offsetPart := float32(correction * scale)
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoBatchNormTrainColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], unbias, runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], means[r0:][:n], rstds[r0:][:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -869,32 +770,24 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			offsetRun := offsetCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftRun, scaleRun, offsetRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					scaleCol := shiftValsRun[c][1]
-					offsetCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					scaleCol := scaleRun[c]
+					offsetCol := offsetRun[c]
 					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
 			lo = hi
-		}
-		for c := range n {
-			if rejected[c] {
-				continue
-			}
-			r := r0 + c
-			mean := rstdVals[c][1]
-			rstd := rstdVals[c][0]
-			means[r] = mean
-			rstds[r] = rstd
 		}
 		if rejects > 0 {
 			for c := range n {
@@ -908,58 +801,7 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 
 // goBatchNormTrainColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -984,9 +826,9 @@ func convnormGoBatchNormTrainColumnsAnyLines3(line0 []float32, line1 []float32, 
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -999,18 +841,103 @@ func convnormGoBatchNormTrainColumnsAnyLines4(line0 []float32, sum []float64, su
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, means []float32, rstds []float32, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftCols = shiftCols[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	scaleCols = scaleCols[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
+	means = means[:n]
+	rstds = rstds[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		mean64 := float64(runMeans[c] * perLine)
+		variance64 := float64(runM2s[c]*perLine) - float64(mean64*mean64)
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftCols[c] = shift
+		correction := float32(mean64 - float64(shift))
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := float32(rstd * gain)
+		scaleCols[c] = scale
+		bias := biases[r]
+		unbiasedVariance := variance / unbias
+		oldMean := runMean[r]
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * unbiasedVariance)
+		newVar := keptVar + takenVar
+		offsetPart := float32(correction * scale)
+		offset := bias - offsetPart
+		offsetCols[c] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+		means[r] = mean
+		rstds[r] = rstd
+	}
+	return rejects
+}
+
+// goBatchNormTrainColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -1030,18 +957,18 @@ func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -1061,9 +988,69 @@ func convnormGoBatchNormTrainColumnsAnyLines6(xLine0 []float32, xLine1 []float32
 	}
 }
 
-// goBatchNormTrainColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
+// goBatchNormTrainColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, unbias float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, means []float32, rstds []float32, n int) int {
+	runMeans = runMeans[:n]
+	shiftCols = shiftCols[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	scaleCols = scaleCols[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
+	means = means[:n]
+	rstds = rstds[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		shift := float32(runMeans[c])
+		shiftCols[c] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := float32(rstd * gain)
+		scaleCols[c] = scale
+		bias := biases[r]
+		unbiasedVariance := variance / unbias
+		oldMean := runMean[r]
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * unbiasedVariance)
+		newVar := keptVar + takenVar
+		offsetPart := float32(correction * scale)
+		offset := bias - offsetPart
+		offsetCols[c] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+		means[r] = mean
+		rstds[r] = rstd
+	}
+	return rejects
+}
+
+// goBatchNormTrainColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftRun []float32, scaleRun []float32, offsetRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -1072,11 +1059,13 @@ func convnormGoBatchNormTrainColumnsAnyLines7(dstLine0 []float32, xLine0 []float
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	scaleRun = scaleRun[:w]
+	offsetRun = offsetRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		scaleCol := shiftValsRun[c][1]
-		offsetCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		scaleCol := scaleRun[c]
+		offsetCol := offsetRun[c]
 		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)
@@ -1275,7 +1264,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 	var acc0Totals [1024]float64
 	var acc1Chunks [1024]float32
 	var acc1Totals [1024]float64
-	var s9Vals [1024][2]float32
+	var s9Cols, s12Cols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -1335,29 +1324,7 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 		}
-		for c := range n {
-			r := r0 + c
-			s2 := gain[r0+c]
-			s1 := rstd[r0+c]
-			s3 := acc0Chunks[c]
-			s5 := float32(s3 * s4)
-			s6 := float32(s2 * s5)
-			s7 := acc1Chunks[c]
-			s8 := float32(s7 * s4)
-			s9 := float32(s2 * s8)
-			s9Vals[c][0] = s9
-			s11 := 0 - s6
-			s12 := float32(s11 * s1)
-			s9Vals[c][1] = s12
-			guardSum := s9 + s12
-			if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
-				rejected[c] = true
-				rejects++
-				continue
-			}
-			dgain[r] = s3
-			dbias[r] = s7
-		}
+		rejects += convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain[r0:][:n], rstd[r0:][:n], acc0Chunks[:n], s4, acc1Chunks[:n], s9Cols[:n], s12Cols[:n], rejected[:n], dgain[r0:][:n], dbias[r0:][:n], n)
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
 			if rejected[lo] {
@@ -1372,13 +1339,14 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				}
 			}
 			w := hi - lo
-			s9ValsRun := s9Vals[lo:][:w]
 			s2Run := gain[r0+lo:][:w]
+			s9Run := s9Cols[lo:][:w]
 			s0Run := mean[r0+lo:][:w]
+			s12Run := s12Cols[lo:][:w]
 			s1Run := rstd[r0+lo:][:w]
 			i := 0
 			for ; i+2 <= h; i += 2 {
-				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s9ValsRun, s2Run, s0Run, s1Run, w)
+				convnormGoBatchNormTrainBackwardColumnsAnyLines2(dx[i*stride+r0+lo:][:w], dy[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dx[(i+1)*stride+r0+lo:][:w], dy[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], s2Run, s9Run, s0Run, s12Run, s1Run, w)
 			}
 			for ; i < h; i++ {
 				dxLine := dx[i*stride+r0+lo:][:w]
@@ -1386,9 +1354,9 @@ func convnormGoBatchNormTrainBackwardColumnsAny(dx, dgain, dbias, dy, x, mean, r
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
 					s2Col := s2Run[c]
-					s9Col := s9ValsRun[c][0]
+					s9Col := s9Run[c]
 					s0Col := s0Run[c]
-					s12Col := s9ValsRun[c][1]
+					s12Col := s12Run[c]
 					s1Col := s1Run[c]
 					dxLine[c] = (float32((xLine[c]-s0Col)*s12Col) + (float32(dyLine[c]*s2Col) - s9Col)) * s1Col
 				}
@@ -1442,24 +1410,64 @@ func convnormGoBatchNormTrainBackwardColumnsAnyLines1(dyLineA []float32, xLineA 
 	}
 }
 
+// goBatchNormTrainBackwardColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainBackwardColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainBackwardColumnsAnyCols1(gain []float32, rstd []float32, acc0Chunks []float32, s4 float32, acc1Chunks []float32, s9Cols []float32, s12Cols []float32, rejected []bool, dgain []float32, dbias []float32, n int) int {
+	gain = gain[:n]
+	rstd = rstd[:n]
+	acc0Chunks = acc0Chunks[:n]
+	acc1Chunks = acc1Chunks[:n]
+	s9Cols = s9Cols[:n]
+	s12Cols = s12Cols[:n]
+	rejected = rejected[:n]
+	dgain = dgain[:n]
+	dbias = dbias[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		s2 := gain[c]
+		s1 := rstd[c]
+		s3 := acc0Chunks[c]
+		s5 := float32(s3 * s4)
+		s6 := float32(s2 * s5)
+		s7 := acc1Chunks[c]
+		s8 := float32(s7 * s4)
+		s9 := float32(s2 * s8)
+		s9Cols[c] = s9
+		s11 := 0 - s6
+		s12 := float32(s11 * s1)
+		s12Cols[c] = s12
+		guardSum := s9 + s12
+		if !(guardSum >= -math.MaxFloat32 && guardSum <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		dgain[r] = s3
+		dbias[r] = s7
+	}
+	return rejects
+}
+
 // goBatchNormTrainBackwardColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainBackwardColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s9ValsRun [][2]float32, s2Run []float32, s0Run []float32, s1Run []float32, w int) {
+func convnormGoBatchNormTrainBackwardColumnsAnyLines2(dxLine0 []float32, dyLine0 []float32, xLine0 []float32, dxLine1 []float32, dyLine1 []float32, xLine1 []float32, s2Run []float32, s9Run []float32, s0Run []float32, s12Run []float32, s1Run []float32, w int) {
 	dxLine0 = dxLine0[:w]
 	dyLine0 = dyLine0[:w]
 	xLine0 = xLine0[:w]
 	dxLine1 = dxLine1[:w]
 	dyLine1 = dyLine1[:w]
 	xLine1 = xLine1[:w]
-	s9ValsRun = s9ValsRun[:w]
 	s2Run = s2Run[:w]
+	s9Run = s9Run[:w]
 	s0Run = s0Run[:w]
+	s12Run = s12Run[:w]
 	s1Run = s1Run[:w]
 	for c := range w {
 		s2Col := s2Run[c]
-		s9Col := s9ValsRun[c][0]
+		s9Col := s9Run[c]
 		s0Col := s0Run[c]
-		s12Col := s9ValsRun[c][1]
+		s12Col := s12Run[c]
 		s1Col := s1Run[c]
 		dxLine0[c] = (float32((xLine0[c]-s0Col)*s12Col) + (float32(dyLine0[c]*s2Col) - s9Col)) * s1Col
 		dxLine1[c] = (float32((xLine1[c]-s0Col)*s12Col) + (float32(dyLine1[c]*s2Col) - s9Col)) * s1Col
@@ -1680,9 +1688,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var squareSumChunks [1024]float32
 	var squareSumTotals [1024]float64
 	var runMeans, runM2s [1024]float64
-	var shiftVals [1024][3]float32
-	var shiftVals2 [1024][1]float32
-	var blockShiftVals [1024][1]float32
+	var shiftCols, scaleCols, offsetCols, blockShiftCols [1024]float32
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
@@ -1702,7 +1708,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				w := hi - lo
 				pivotRun := x[r0+lo:][:w]
 				pivotSumChunk := pivotSumChunks[lo:][:w]
-				blockShiftValsRun := blockShiftVals[lo:][:w]
+				blockShiftRun := blockShiftCols[lo:][:w]
 				devSumTotal := devSumTotals[lo:][:w]
 				squareSumTotal := squareSumTotals[lo:][:w]
 				devSumChunk := devSumChunks[lo:][:w]
@@ -1714,7 +1720,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], pivotRun, pivotSumChunk, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
@@ -1727,18 +1733,18 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 				}
 				for c := range w {
-					blockShiftVals[c][0] = x[r0+c] + pivotSumChunk[c]/float32(i1)
+					blockShiftCols[c] = x[r0+c] + pivotSumChunk[c]/float32(i1)
 					pivotSumChunk[c] = 0
 				}
 				{
 					i := 0
 					for ; i+4 <= i1; i += 4 {
-						convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumTotal, squareSumTotal, w)
+						convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumTotal, squareSumTotal, w)
 					}
 					for ; i < i1; i++ {
 						xLine := x[i*stride+r0+lo:][:w]
 						for c := range w {
-							blockShiftCol := blockShiftValsRun[c][0]
+							blockShiftCol := blockShiftRun[c]
 							devSumAcc := devSumTotal[c]
 							squareSumAcc := squareSumTotal[c]
 							dev := (xLine[c] - blockShiftCol)
@@ -1751,9 +1757,9 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 				for c := range w {
 					blockDev, blockSq := devSumTotal[c], squareSumTotal[c]
-					runMean[c] = float64(blockShiftVals[c][0]) + blockDev/float64(i1)
+					runMean[c] = float64(blockShiftCols[c]) + blockDev/float64(i1)
 					runM2[c] = blockSq - blockDev*blockDev/float64(i1)
-					blockShiftVals[c][0] = float32(runMean[c])
+					blockShiftCols[c] = float32(runMean[c])
 				}
 				// Each later chunk: one pass around the mean of the chunk before, joined in float64.
 				for i0 := 64; i0 < h; i0 += 64 {
@@ -1763,12 +1769,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					{
 						i := i0
 						for ; i+4 <= i1; i += 4 {
-							convnormGoBatchNormTrainONNXColumnsAnyLines6(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftValsRun, devSumChunk, squareSumChunk, w)
+							convnormGoBatchNormTrainONNXColumnsAnyLines5(x[i*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], blockShiftRun, devSumChunk, squareSumChunk, w)
 						}
 						for ; i < i1; i++ {
 							xLine := x[i*stride+r0+lo:][:w]
 							for c := range w {
-								blockShiftCol := blockShiftValsRun[c][0]
+								blockShiftCol := blockShiftRun[c]
 								devSumAcc := devSumChunk[c]
 								squareSumAcc := squareSumChunk[c]
 								dev := (xLine[c] - blockShiftCol)
@@ -1781,54 +1787,16 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 					}
 					for c := range w {
 						blockDev, blockSq := float64(devSumChunk[c]), float64(squareSumChunk[c])
-						blockMean := float64(blockShiftVals[c][0]) + blockDev/nb
+						blockMean := float64(blockShiftCols[c]) + blockDev/nb
 						delta := blockMean - runMean[c]
 						runMean[c] += delta * nb / nab
 						runM2[c] += blockSq - blockDev*blockDev/nb + float64(delta*delta*(na*nb/nab))
 						devSumChunk[c], squareSumChunk[c] = 0, 0
-						blockShiftVals[c][0] = float32(blockMean)
+						blockShiftCols[c] = float32(blockMean)
 					}
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c] / float64(h))
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				mean := shift + correction
-				gain := gains[r]
-				scale := float32(rstd * gain)
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				oldMean := runMean[r]
-				keptMean := float32(keep * oldMean)
-				takenMean := float32(take * mean)
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := float32(keep * oldVar)
-				takenVar := float32(take * variance)
-				newVar := keptVar + takenVar
-				offsetPart := float32(correction * scale)
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans[:n], shiftCols[:n], runM2s[:n], h, eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		} else {
 			{
 				// At most a chunk of lines: one pass summing x and x^2 in float64.
@@ -1839,60 +1807,14 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				clear(sumSq)
 				i := 0
 				for ; i+4 <= h; i += 4 {
-					convnormGoBatchNormTrainONNXColumnsAnyLines3(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
+					convnormGoBatchNormTrainONNXColumnsAnyLines1(x[i*stride+r0:][:w], x[(i+1)*stride+r0:][:w], x[(i+2)*stride+r0:][:w], x[(i+3)*stride+r0:][:w], sum, sumSq, w)
 				}
 				for ; i < h; i++ {
-					convnormGoBatchNormTrainONNXColumnsAnyLines4(x[i*stride+r0:][:w], sum, sumSq, w)
-				}
-				perLine := 1 / float64(h)
-				for c := range w {
-					mean := sum[c] * perLine
-					variance := float64(sumSq[c]*perLine) - float64(mean*mean)
-					if !(mean*mean <= 1048576*variance) {
-						variance = math.NaN()
-					}
-					sum[c], sumSq[c] = mean, variance
+					convnormGoBatchNormTrainONNXColumnsAnyLines2(x[i*stride+r0:][:w], sum, sumSq, w)
 				}
 			}
-			for c := range n {
-				r := r0 + c
-				shift := float32(runMeans[c])
-				shiftVals[c][0] = shift
-				shiftVals2[c][0] = shift
-				correction := float32(runMeans[c] - float64(shift))
-				variance := float32(runM2s[c])
-				varianceEps := variance + eps
-				if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				std := float32(math.Sqrt(float64(varianceEps)))
-				rstd := 1 / std
-				mean := shift + correction
-				gain := gains[r]
-				scale := float32(rstd * gain)
-				shiftVals[c][1] = scale
-				bias := biases[r]
-				oldMean := runMean[r]
-				keptMean := float32(keep * oldMean)
-				takenMean := float32(take * mean)
-				newMean := keptMean + takenMean
-				oldVar := runVar[r]
-				keptVar := float32(keep * oldVar)
-				takenVar := float32(take * variance)
-				newVar := keptVar + takenVar
-				offsetPart := float32(correction * scale)
-				offset := bias - offsetPart
-				shiftVals[c][2] = offset
-				if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
-					rejected[c] = true
-					rejects++
-					continue
-				}
-				runMean[r] = newMean
-				runVar[r] = newVar
-			}
+			perLine := 1 / float64(h)
+			rejects += convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans[:n], perLine, runM2s[:n], shiftCols[:n], eps, rejected[:n], gains[r0:][:n], scaleCols[:n], biases[r0:][:n], runMean[r0:][:n], keep, take, runVar[r0:][:n], offsetCols[:n], n)
 		}
 		// Runs of columns no guard rejected.
 		for lo := 0; lo < n; {
@@ -1908,18 +1830,20 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 				}
 			}
 			w := hi - lo
-			shiftValsRun := shiftVals[lo:][:w]
+			shiftRun := shiftCols[lo:][:w]
+			scaleRun := scaleCols[lo:][:w]
+			offsetRun := offsetCols[lo:][:w]
 			i := 0
 			for ; i+4 <= h; i += 4 {
-				convnormGoBatchNormTrainONNXColumnsAnyLines7(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftValsRun, w)
+				convnormGoBatchNormTrainONNXColumnsAnyLines6(dst[i*stride+r0+lo:][:w], x[i*stride+r0+lo:][:w], dst[(i+1)*stride+r0+lo:][:w], x[(i+1)*stride+r0+lo:][:w], dst[(i+2)*stride+r0+lo:][:w], x[(i+2)*stride+r0+lo:][:w], dst[(i+3)*stride+r0+lo:][:w], x[(i+3)*stride+r0+lo:][:w], shiftRun, scaleRun, offsetRun, w)
 			}
 			for ; i < h; i++ {
 				dstLine := dst[i*stride+r0+lo:][:w]
 				xLine := x[i*stride+r0+lo:][:w]
 				for c := range w {
-					shiftCol := shiftValsRun[c][0]
-					scaleCol := shiftValsRun[c][1]
-					offsetCol := shiftValsRun[c][2]
+					shiftCol := shiftRun[c]
+					scaleCol := scaleRun[c]
+					offsetCol := offsetRun[c]
 					dstLine[c] = (float32((xLine[c]-shiftCol)*scaleCol) + offsetCol)
 				}
 			}
@@ -1937,58 +1861,7 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 
 // goBatchNormTrainONNXColumnsAnyLines1 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines1(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	pivotRun = pivotRun[:w]
-	pivotSumChunk = pivotSumChunk[:w]
-	for c := range w {
-		pivotCol := pivotRun[c]
-		pivotSumAcc := pivotSumChunk[c]
-		pivotSumAcc += (xLine0[c] - pivotCol)
-		pivotSumAcc += (xLine1[c] - pivotCol)
-		pivotSumAcc += (xLine2[c] - pivotCol)
-		pivotSumAcc += (xLine3[c] - pivotCol)
-		pivotSumChunk[c] = pivotSumAcc
-	}
-}
-
-// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines2(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, shiftVals2Run [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
-	xLine0 = xLine0[:w]
-	xLine1 = xLine1[:w]
-	xLine2 = xLine2[:w]
-	xLine3 = xLine3[:w]
-	shiftVals2Run = shiftVals2Run[:w]
-	devSumChunk = devSumChunk[:w]
-	squareSumChunk = squareSumChunk[:w]
-	for c := range w {
-		shiftCol := shiftVals2Run[c][0]
-		devSumAcc := devSumChunk[c]
-		squareSumAcc := squareSumChunk[c]
-		dev0 := (xLine0[c] - shiftCol)
-		devSumAcc += dev0
-		squareSumAcc += float32(dev0 * dev0)
-		dev1 := (xLine1[c] - shiftCol)
-		devSumAcc += dev1
-		squareSumAcc += float32(dev1 * dev1)
-		dev2 := (xLine2[c] - shiftCol)
-		devSumAcc += dev2
-		squareSumAcc += float32(dev2 * dev2)
-		dev3 := (xLine3[c] - shiftCol)
-		devSumAcc += dev3
-		squareSumAcc += float32(dev3 * dev3)
-		devSumChunk[c] = devSumAcc
-		squareSumChunk[c] = squareSumAcc
-	}
-}
-
-// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
-// a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines1(line0 []float32, line1 []float32, line2 []float32, line3 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	line1 = line1[:w]
 	line2 = line2[:w]
@@ -2013,9 +1886,9 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines3(line0 []float32, line1 []float
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines2 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64, sumSq []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines2(line0 []float32, sum []float64, sumSq []float64, w int) {
 	line0 = line0[:w]
 	sum = sum[:w]
 	sumSq = sumSq[:w]
@@ -2028,18 +1901,98 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines4(line0 []float32, sum []float64
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyCols1 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainONNXColumnsAnyCols1(runMeans []float64, perLine float64, runM2s []float64, shiftCols []float32, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
+	runMeans = runMeans[:n]
+	runM2s = runM2s[:n]
+	shiftCols = shiftCols[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	scaleCols = scaleCols[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		mean64 := float64(runMeans[c] * perLine)
+		variance64 := float64(runM2s[c]*perLine) - float64(mean64*mean64)
+		if !(mean64*mean64 <= 1048576*variance64) {
+			variance64 = math.NaN()
+		}
+		shift := float32(mean64)
+		shiftCols[c] = shift
+		correction := float32(mean64 - float64(shift))
+		variance := float32(variance64)
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := float32(rstd * gain)
+		scaleCols[c] = scale
+		bias := biases[r]
+		oldMean := runMean[r]
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * variance)
+		newVar := keptVar + takenVar
+		offsetPart := float32(correction * scale)
+		offset := bias - offsetPart
+		offsetCols[c] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainONNXColumnsAnyLines3 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines3(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, pivotRun []float32, pivotSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	pivotRun = pivotRun[:w]
+	pivotSumChunk = pivotSumChunk[:w]
+	for c := range w {
+		pivotCol := pivotRun[c]
+		pivotSumAcc := pivotSumChunk[c]
+		pivotSumAcc += (xLine0[c] - pivotCol)
+		pivotSumAcc += (xLine1[c] - pivotCol)
+		pivotSumAcc += (xLine2[c] - pivotCol)
+		pivotSumAcc += (xLine3[c] - pivotCol)
+		pivotSumChunk[c] = pivotSumAcc
+	}
+}
+
+// goBatchNormTrainONNXColumnsAnyLines4 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// a function of its own to keep the loop's slices and index in registers.
+func convnormGoBatchNormTrainONNXColumnsAnyLines4(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumTotal []float64, squareSumTotal []float64, w int) {
+	xLine0 = xLine0[:w]
+	xLine1 = xLine1[:w]
+	xLine2 = xLine2[:w]
+	xLine3 = xLine3[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumTotal = devSumTotal[:w]
 	squareSumTotal = squareSumTotal[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumTotal[c]
 		squareSumAcc := squareSumTotal[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -2059,18 +2012,18 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyLines5 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines6(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftValsRun [][1]float32, devSumChunk []float32, squareSumChunk []float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines5(xLine0 []float32, xLine1 []float32, xLine2 []float32, xLine3 []float32, blockShiftRun []float32, devSumChunk []float32, squareSumChunk []float32, w int) {
 	xLine0 = xLine0[:w]
 	xLine1 = xLine1[:w]
 	xLine2 = xLine2[:w]
 	xLine3 = xLine3[:w]
-	blockShiftValsRun = blockShiftValsRun[:w]
+	blockShiftRun = blockShiftRun[:w]
 	devSumChunk = devSumChunk[:w]
 	squareSumChunk = squareSumChunk[:w]
 	for c := range w {
-		blockShiftCol := blockShiftValsRun[c][0]
+		blockShiftCol := blockShiftRun[c]
 		devSumAcc := devSumChunk[c]
 		squareSumAcc := squareSumChunk[c]
 		dev0 := (xLine0[c] - blockShiftCol)
@@ -2090,9 +2043,64 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines6(xLine0 []float32, xLine1 []flo
 	}
 }
 
-// goBatchNormTrainONNXColumnsAnyLines7 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
+// goBatchNormTrainONNXColumnsAnyCols2 is a run of per-column statements of goBatchNormTrainONNXColumnsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func convnormGoBatchNormTrainONNXColumnsAnyCols2(runMeans []float64, shiftCols []float32, runM2s []float64, h int, eps float32, rejected []bool, gains []float32, scaleCols []float32, biases []float32, runMean []float32, keep float32, take float32, runVar []float32, offsetCols []float32, n int) int {
+	runMeans = runMeans[:n]
+	shiftCols = shiftCols[:n]
+	runM2s = runM2s[:n]
+	rejected = rejected[:n]
+	gains = gains[:n]
+	scaleCols = scaleCols[:n]
+	biases = biases[:n]
+	runMean = runMean[:n]
+	runVar = runVar[:n]
+	offsetCols = offsetCols[:n]
+	rejects := 0
+	for c := range n {
+		r := c
+		shift := float32(runMeans[c])
+		shiftCols[c] = shift
+		correction := float32(runMeans[c] - float64(shift))
+		variance := float32(runM2s[c] / float64(h))
+		varianceEps := variance + eps
+		if !(varianceEps >= 1e-25 && varianceEps <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		std := float32(math.Sqrt(float64(varianceEps)))
+		rstd := 1 / std
+		mean := shift + correction
+		gain := gains[r]
+		scale := float32(rstd * gain)
+		scaleCols[c] = scale
+		bias := biases[r]
+		oldMean := runMean[r]
+		keptMean := float32(keep * oldMean)
+		takenMean := float32(take * mean)
+		newMean := keptMean + takenMean
+		oldVar := runVar[r]
+		keptVar := float32(keep * oldVar)
+		takenVar := float32(take * variance)
+		newVar := keptVar + takenVar
+		offsetPart := float32(correction * scale)
+		offset := bias - offsetPart
+		offsetCols[c] = offset
+		if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {
+			rejected[c] = true
+			rejects++
+			continue
+		}
+		runMean[r] = newMean
+		runVar[r] = newVar
+	}
+	return rejects
+}
+
+// goBatchNormTrainONNXColumnsAnyLines6 is a group of lines of a loop of goBatchNormTrainONNXColumnsAny over a run of w columns,
 // a function of its own to keep the loop's slices and index in registers.
-func convnormGoBatchNormTrainONNXColumnsAnyLines7(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftValsRun [][3]float32, w int) {
+func convnormGoBatchNormTrainONNXColumnsAnyLines6(dstLine0 []float32, xLine0 []float32, dstLine1 []float32, xLine1 []float32, dstLine2 []float32, xLine2 []float32, dstLine3 []float32, xLine3 []float32, shiftRun []float32, scaleRun []float32, offsetRun []float32, w int) {
 	dstLine0 = dstLine0[:w]
 	xLine0 = xLine0[:w]
 	dstLine1 = dstLine1[:w]
@@ -2101,11 +2109,13 @@ func convnormGoBatchNormTrainONNXColumnsAnyLines7(dstLine0 []float32, xLine0 []f
 	xLine2 = xLine2[:w]
 	dstLine3 = dstLine3[:w]
 	xLine3 = xLine3[:w]
-	shiftValsRun = shiftValsRun[:w]
+	shiftRun = shiftRun[:w]
+	scaleRun = scaleRun[:w]
+	offsetRun = offsetRun[:w]
 	for c := range w {
-		shiftCol := shiftValsRun[c][0]
-		scaleCol := shiftValsRun[c][1]
-		offsetCol := shiftValsRun[c][2]
+		shiftCol := shiftRun[c]
+		scaleCol := scaleRun[c]
+		offsetCol := offsetRun[c]
 		dstLine0[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine1[c] = (float32((xLine1[c]-shiftCol)*scaleCol) + offsetCol)
 		dstLine2[c] = (float32((xLine2[c]-shiftCol)*scaleCol) + offsetCol)

@@ -923,13 +923,7 @@ func layernormGoLayerNormStatsBackwardParamsAny(dgamma, dbeta, dy, x, mean, rstd
 				}
 			}
 		}
-		for c := range n {
-			r := r0 + c
-			s0 := acc0Chunks[c]
-			dgamma[r] = s0
-			s1 := acc1Chunks[c]
-			dbeta[r] = s1
-		}
+		layernormGoLayerNormStatsBackwardParamsAnyCols1(acc0Chunks[:n], dgamma[r0:][:n], acc1Chunks[:n], dbeta[r0:][:n], n)
 	}
 }
 
@@ -963,6 +957,22 @@ func layernormGoLayerNormStatsBackwardParamsAnyLines1(dyLineA []float32, xLineA 
 		acc1Acc += v0D
 		acc0Chunk[c] = acc0Acc
 		acc1Chunk[c] = acc1Acc
+	}
+}
+
+// goLayerNormStatsBackwardParamsAnyCols1 is a run of per-column statements of goLayerNormStatsBackwardParamsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func layernormGoLayerNormStatsBackwardParamsAnyCols1(acc0Chunks []float32, dgamma []float32, acc1Chunks []float32, dbeta []float32, n int) {
+	acc0Chunks = acc0Chunks[:n]
+	dgamma = dgamma[:n]
+	acc1Chunks = acc1Chunks[:n]
+	dbeta = dbeta[:n]
+	for c := range n {
+		r := c
+		s0 := acc0Chunks[c]
+		dgamma[r] = s0
+		s1 := acc1Chunks[c]
+		dbeta[r] = s1
 	}
 }
 

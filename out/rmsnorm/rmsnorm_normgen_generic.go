@@ -481,11 +481,7 @@ func rmsnormGoRMSNormStatsBackwardParamsAny(dgamma, dy, x, rstd []float32, rows,
 				}
 			}
 		}
-		for c := range n {
-			r := r0 + c
-			s0 := acc0Chunks[c]
-			dgamma[r] = s0
-		}
+		rmsnormGoRMSNormStatsBackwardParamsAnyCols1(acc0Chunks[:n], dgamma[r0:][:n], n)
 	}
 }
 
@@ -508,6 +504,18 @@ func rmsnormGoRMSNormStatsBackwardParamsAnyLines1(dyLine0 []float32, xLine0 []fl
 		acc0Acc += float32(dyLine2[c] * (xLine2[c] * rstdLine2))
 		acc0Acc += float32(dyLine3[c] * (xLine3[c] * rstdLine3))
 		acc0Chunk[c] = acc0Acc
+	}
+}
+
+// goRMSNormStatsBackwardParamsAnyCols1 is a run of per-column statements of goRMSNormStatsBackwardParamsAny over the tile's n columns,
+// a function of its own to keep the loop's slices and index in registers and cut its bounds checks.
+func rmsnormGoRMSNormStatsBackwardParamsAnyCols1(acc0Chunks []float32, dgamma []float32, n int) {
+	acc0Chunks = acc0Chunks[:n]
+	dgamma = dgamma[:n]
+	for c := range n {
+		r := c
+		s0 := acc0Chunks[c]
+		dgamma[r] = s0
 	}
 }
 

@@ -160,7 +160,7 @@ func TestColumnTiles(t *testing.T) {
 			}
 		}
 		name := target.Func{Kernel: k, ISA: target.Go}.Name()
-		if !regexp.MustCompile(`\n\t+`+name+`Lines1\(\w+\[i\*stride\+r0\+lo:\]\[:w\], `).MatchString(fast) ||
+		if !regexp.MustCompile(`\n\t+`+name+`Lines\d+\(\w+\[i\*stride\+r0\+lo:\]\[:w\], `).MatchString(fast) ||
 			!strings.Contains(fast, "\nfunc "+name+"Lines1(") || !strings.Contains(fast, "[:w]\n\tfor c := range w {") {
 			t.Errorf("%s: no function of four lines:\n%s", k.Name, fast)
 		}
@@ -168,6 +168,28 @@ func TestColumnTiles(t *testing.T) {
 		// streams would overflow an L1 set at a 4 KiB stride.
 		if k == bn.Columns && !strings.Contains(fast, "; i+2 <= h; i += 2 {") {
 			t.Errorf("%s: output not two lines a step:\n%s", k.Name, fast)
+		}
+		// Per-column statements are functions of their own over the
+		// tile's parts of the arrays: no index spilled, no bounds checks.
+		if k == bf || k == bn.Columns {
+			for _, want := range []string{"rejects += " + name + "Cols1(", "\nfunc " + name + "Cols1(", "[r0:][:n], ", "\t\tr := c\n"} {
+				if !strings.Contains(fast, want) {
+					t.Errorf("%s: tiled form lacks %q:\n%s", k.Name, want, fast)
+				}
+			}
+			// Each per-column value in an array of its own, read with a
+			// load scaled by 4.
+			if regexp.MustCompile(`\]\[\d\]`).MatchString(fast) {
+				t.Errorf("%s: per-column values in arrays of [c][i]:\n%s", k.Name, fast)
+			}
+			if strings.Contains(fast, "r := r0 + c") {
+				t.Errorf("%s: per-column statements in the kernel's body:\n%s", k.Name, fast)
+			}
+		}
+		// The saved statistics are stored with the guards' statements,
+		// not in a pass of their own after the output.
+		if k == bf && !regexp.MustCompile(`rejects \+= \w+Cols\d+\([^\n]*means\[r0:\]\[:n\], rstds\[r0:\]\[:n\], n\)`).MatchString(fast) {
+			t.Errorf("%s: saved statistics not stored with the guards:\n%s", k.Name, fast)
 		}
 		if k == bf {
 			for _, want := range []string{"pivotRun := x[r0+lo:][:w]", "offset := bias - offsetPart", "if !(offset >= -math.MaxFloat32 && offset <= math.MaxFloat32) {", "[c] = (float32((xLine0[c]-shiftCol)*scaleCol) + offsetCol)"} {
@@ -208,10 +230,16 @@ func TestColumnTiles(t *testing.T) {
 					t.Fatalf("%s: no end of the statistics:\n%s", k.Name, fast)
 				}
 				short := fast[to : to+end]
+				// with the functions of its per-column statements
+				for _, fn := range regexp.MustCompile(`\w+Cols\d+\(`).FindAllString(short, -1) {
+					if at := strings.Index(fast, "\nfunc "+fn); at >= 0 {
+						short += fast[at : strings.Index(fast[at+1:], "\n}\n")+at+3]
+					}
+				}
 				if !strings.Contains(fast, "v3 := float64(line3[c])\n\t\ts += v3\n\t\tq += float64(v3 * v3)\n") {
 					t.Errorf("%s: no one pass of four lines:\n%s", k.Name, fast)
 				}
-				for _, want := range []string{"one pass summing x and x^2 in float64", "sum, sumSq, w)", "mean := sum[c] * perLine", "variance = math.NaN()", "variance := float32(runM2s[c])"} {
+				for _, want := range []string{"one pass summing x and x^2 in float64", "sum, sumSq, w)", "mean64 := float64(runMeans[c] * perLine)", "variance64 = math.NaN()", "variance := float32(variance64)"} {
 					if !strings.Contains(short, want) {
 						t.Errorf("%s: one pass lacks %q:\n%s", k.Name, want, short)
 					}
@@ -219,13 +247,14 @@ func TestColumnTiles(t *testing.T) {
 				to += end
 				fused = fast[from:to]
 			}
-			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftVals[c][0] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
+			for _, want := range []string{"i1 := min(64, h)", "for i0 := 64; i0 < h; i0 += 64 {", "blockShiftCols[c] = float32(blockMean)", "runM2[c] += ", "delta*delta*(na*nb/nab)", "Chunk[c] = 0"} {
 				if !strings.Contains(fused, want) {
 					t.Errorf("%s: fused statistics lack %q:\n%s", k.Name, want, fused)
 				}
 			}
-			// The functions of its groups of lines go with it.
-			for _, fn := range regexp.MustCompile(`\w+Lines\d+\(`).FindAllString(fused, -1) {
+			// The functions of its groups of lines and per-column
+			// statements go with it.
+			for _, fn := range regexp.MustCompile(`\w+(Lines|Cols)\d+\(`).FindAllString(fused, -1) {
 				if at := strings.Index(fast, "\nfunc "+fn); at >= 0 && !strings.Contains(fast[:from]+fast[to:at], fn) {
 					end := strings.Index(fast[at+1:], "\n}\n") + at + 3
 					fast = fast[:at] + fast[end:]

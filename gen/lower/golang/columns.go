@@ -2,6 +2,8 @@ package golang
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/token"
 	"math"
 	"sort"
@@ -100,6 +102,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	// The items of the fused passes, for the lines of one chunk.
 	var fusedItems []item
+	hoisted := map[string]bool{} // the float32 values computed once a call
 	for si, st := range k.Body {
 		if fu != nil && fu.skip[si] {
 			if si == fu.at {
@@ -123,6 +126,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			if hoist[si] {
 				if c := l.scalar(st); c != nil {
 					body = append(body, c)
+					hoisted[l.k.ScalarName(st.Dst)] = true
 				}
 				continue
 			}
@@ -132,6 +136,30 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 				items = append(items, item{})
 			}
 			items[len(items)-1].stmts = append(items[len(items)-1].stmts, st)
+		}
+	}
+	// A run of statements after a loop that only stores per-column
+	// outputs (the saved mean and rstd) joins the statements before that
+	// loop, after their guards: no loop reads an output and no output may
+	// overlap an input, so the values need no array and no pass of their
+	// own over the tile.
+	defined := map[ir.S]bool{}
+	for it := range items {
+		for _, st := range items[it].stmts {
+			defined[st.Dst] = true
+		}
+		if it < 2 || items[it].loop != nil || items[it-1].loop == nil || items[it-2].loop != nil {
+			continue
+		}
+		moves := true
+		for _, st := range items[it].stmts {
+			if st.Code != ir.SStore || k.Arrays[st.Array].Role != ir.RowScalarOut || !defined[st.Args[0]] {
+				moves = false
+			}
+		}
+		if moves {
+			items[it-2].stmts = append(items[it-2].stmts, items[it].stmts...)
+			items[it].stmts = nil
 		}
 	}
 	// Where each per-column value is defined, and which are read by a
@@ -188,7 +216,7 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			jen.Var().List(jen.Id("runMeans"), jen.Id("runM2s")).Index(jen.Lit(colTile)).Float64())
 	}
 	// The arrays of the kept values: one per set of values a loop reads.
-	l.cols = &colArrays{slots: map[ir.S][]colSlot{}, groups: map[string]string{}, direct: map[ir.S]int{}}
+	l.cols = &colArrays{names: map[ir.S]string{}, direct: map[ir.S]int{}}
 	// A kept value loaded from an input (a column's parameter, or its
 	// first value: the pivot) is read from that input where a loop needs
 	// it, not copied: unless a store may have overwritten it by then (x
@@ -226,7 +254,12 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 		}
 	}
-	for _, item := range append(append([]item(nil), items...), fusedItems...) {
+	// The fused passes' own loops run only without the one pass.
+	grouped := append([]item(nil), items...)
+	if onePassArray(fu) < 0 {
+		grouped = append(grouped, fusedItems...)
+	}
+	for _, item := range grouped {
 		if item.loop != nil {
 			l.colGroup(item.loop, kept)
 		}
@@ -240,13 +273,17 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	var rest []ir.S
 	for _, s := range keptOrder {
-		if len(l.cols.slots[s]) == 0 {
+		if _, ok := l.cols.names[s]; !ok {
 			rest = append(rest, s)
 		}
 	}
 	l.colGroupOf(rest)
-	for _, g := range l.cols.order {
-		body = append(body, jen.Var().Id(g.name).Index(jen.Lit(colTile)).Index(jen.Lit(g.size)).Float32())
+	if len(l.cols.order) > 0 {
+		var names []jen.Code
+		for _, s := range l.cols.order {
+			names = append(names, jen.Id(l.cols.names[s]))
+		}
+		body = append(body, jen.Var().List(names...).Index(jen.Lit(colTile)).Float32())
 	}
 	if guarded {
 		body = append(body, jen.Var().Id("rejected").Index(jen.Lit(colTile)).Bool())
@@ -276,25 +313,29 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	stmtsItem := func(stmts []*ir.Scalar, pre []jen.Code, local map[ir.S]bool) item {
 		return item{stmts: stmts, pre: pre, local: local}
 	}
-	// emit is the code of item it.
+	// emit is the code of item it; emitCols, that of a run of per-column
+	// statements, the loop over the tile's columns (colFunc: indexing the
+	// tile's parts of the arrays).
 	var emit func(item item, it int) []jen.Code
+	var emitCols func(item item, colFunc bool) []jen.Code
 	emit = func(item item, it int) (tile []jen.Code) {
 		if item.fused {
 			// Up to a chunk of lines, the two passes as they are.
 			var short []jen.Code
 			seen := guardSeen // each branch from the same start
-			last := len(fusedItems) - 1
-			for _, sub := range fusedItems[:last] {
-				short = append(short, emit(sub, it)...)
-			}
-			short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
-			guardSeen = seen
-			pre, local := l.columnsFusedValues(fu, kept, item.stmts, false)
 			if one := l.columnsOnePass(fu); one != nil {
 				pre, local := l.columnsFusedValues(fu, kept, item.stmts, true)
-				short = append([]jen.Code{jen.Block(one...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
-				guardSeen = seen
+				short = append([]jen.Code{jen.Block(one...), jen.Id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(jen.Id("h"))},
+					emit(stmtsItem(item.stmts, pre, local), it)...)
+			} else {
+				last := len(fusedItems) - 1
+				for _, sub := range fusedItems[:last] {
+					short = append(short, emit(sub, it)...)
+				}
+				short = append(short, emit(stmtsItem(append(append([]*ir.Scalar(nil), fusedItems[last].stmts...), item.stmts...), nil, nil), it)...)
 			}
+			guardSeen = seen
+			pre, local := l.columnsFusedValues(fu, kept, item.stmts, false)
 			long := append([]jen.Code{jen.Block(l.columnsFused(fu)...)}, emit(stmtsItem(item.stmts, pre, local), it)...)
 			return []jen.Code{jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(long...).Else().Block(short...)}
 		}
@@ -320,6 +361,18 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 			}
 			return tile
 		}
+		// The statements as a function of their own (colFunc) where every
+		// name they read is one it can take, else inline.
+		seen := guardSeen
+		if call := l.columnsColFunc(emitCols(item, true), hoisted); call != nil {
+			return append(tile, call)
+		}
+		guardSeen = seen
+		return append(tile, emitCols(item, false)...)
+	}
+	emitCols = func(item item, colFunc bool) []jen.Code {
+		l.colFunc = colFunc
+		defer func() { l.colFunc = false }()
 		var col []jen.Code
 		if guardSeen {
 			col = append(col, jen.If(jen.Id("rejected").Index(jen.Id("c"))).Block(jen.Continue()))
@@ -373,11 +426,14 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 		if len(stmts) == 0 {
 			return nil
 		}
-		if usesR {
+		if usesR && colFunc {
+			// The function takes the tile's part of each array.
+			col = append(col, jen.Id("r").Op(":=").Id("c"))
+		} else if usesR {
 			col = append(col, jen.Id("r").Op(":=").Id("r0").Op("+").Id("c"))
 		}
 		col = append(append(col, reads...), stmts...)
-		return append(tile, jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...))
+		return []jen.Code{jen.For(jen.Id("c").Op(":=").Range().Id("n")).Block(col...)}
 	}
 	for it, item := range items {
 		tile = append(tile, emit(item, it)...)
@@ -469,17 +525,16 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 	if wide {
 		chunk, chunks = "Total", "Totals"
 	}
-	group, cols := l.colGroup(lp, kept)
+	cols := l.colGroup(lp, kept)
 	splat := map[ir.S]bool{}
 	for _, s := range cols {
 		splat[s] = true
 	}
-	if group != "" {
-		run = append(run, jen.Id(group+"Run").Op(":=").Id(group).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
-	}
 	for _, s := range cols {
 		if a, ok := l.cols.direct[s]; ok {
 			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
+		} else {
+			run = append(run, jen.Id(l.colName(s)+"Run").Op(":=").Id(l.cols.names[s]).Index(jen.Id("lo"), jen.Empty()).Index(jen.Empty(), jen.Id("w")))
 		}
 	}
 	accs := loopAccs(lp)
@@ -546,11 +601,7 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		var col []jen.Code
 		for _, s := range cols {
 			n := l.colName(s)
-			if _, ok := l.cols.direct[s]; ok {
-				col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
-				continue
-			}
-			col = append(col, jen.Id(n+"Col").Op(":=").Id(group+"Run").Index(jen.Id("c")).Index(jen.Lit(l.colSlotIn(s, group))))
+			col = append(col, jen.Id(n+"Col").Op(":=").Id(n+"Run").Index(jen.Id("c")))
 		}
 		for _, a := range accs {
 			n := k.AccName(a)
@@ -588,13 +639,8 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		// columns then holds its lines, per-column values and index in
 		// registers, where inside the kernel's body the compiler spills
 		// some of them (the index too) to the stack on every trip.
-		if group != "" {
-			params = append(params, param{group + "Run", jen.Index().Index(jen.Lit(l.cols.size(group))).Float32(), jen.Id(group + "Run"), true})
-		}
 		for _, s := range cols {
-			if _, ok := l.cols.direct[s]; ok {
-				params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
-			}
+			params = append(params, param{l.colName(s) + "Run", jen.Index().Float32(), jen.Id(l.colName(s) + "Run"), true})
 		}
 		for _, a := range accs {
 			typ := jen.Index().Float32()
@@ -616,7 +662,7 @@ func (l *lowering) columnsWalk(lp *ir.Loop, kept map[ir.S]bool, wide bool) (run 
 		}
 		decl = append(decl, jen.Id("w").Int())
 		args = append(args, jen.Id("w"))
-		fn := l.columnsHelper(decl, append(cut, loop))
+		fn := l.columnsHelper("Lines", decl, append(cut, loop), nil)
 		return []jen.Code{jen.Id(fn).Call(args...)}
 	}
 	// A group reads as many streams as it has lines times row arrays:
@@ -649,141 +695,119 @@ func (l *lowering) colName(s ir.S) string {
 }
 
 // colArrays are the arrays of a tiled Columns form's per-column values:
-// each loop reads the values it splats from one array of the tile, [c][i]
-// its value i of column c, through one pointer, which leaves registers to
-// the lines it walks; a value read by several loops is in each of their
-// arrays, written once per column into each.
+// each value a loop reads is in one array of the tile, [c] its value of
+// column c, written once per column. A loop reads each with a load
+// scaled by 4, where [c][i] of a per-loop array of values needs an
+// address computed first (Go folds no scale of 8 or 12 into a float
+// load).
 type colArrays struct {
-	slots  map[ir.S][]colSlot
-	groups map[string]string // the sorted values of an array: its name
-	direct map[ir.S]int      // the values read from an input array: its index
-	order  []struct {
-		name string
-		size int
-	}
+	names  map[ir.S]string // the array of each value: its name
+	direct map[ir.S]int    // the values read from an input array: its index
+	order  []ir.S          // the values with an array, in the order made
 }
 
-type colSlot struct {
-	group string
-	idx   int
-}
-
-// colGroup is the array of lp's per-column values (those in kept it
-// splats), and those values; "" where it reads none.
-func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) (string, []ir.S) {
-	var cols, grouped []ir.S
+// colGroup are lp's per-column values (those in kept it splats), each
+// given its array where it has none yet.
+func (l *lowering) colGroup(lp *ir.Loop, kept map[ir.S]bool) []ir.S {
+	var cols []ir.S
 	seen := map[ir.S]bool{}
 	for _, op := range lp.Ops {
 		if op.Code == ir.VSplat && kept[op.Scalar] && !seen[op.Scalar] {
 			seen[op.Scalar] = true
 			cols = append(cols, op.Scalar)
-			if _, ok := l.cols.direct[op.Scalar]; !ok {
-				grouped = append(grouped, op.Scalar)
-			}
 		}
 	}
-	return l.colGroupOf(grouped), cols
+	l.colGroupOf(cols)
+	return cols
 }
 
-// colGroupOf is the array of the values cols, made where new.
-func (l *lowering) colGroupOf(cols []ir.S) string {
-	var own []ir.S
+// colGroupOf gives each of the values cols not read from an input its
+// array, where it has none yet.
+func (l *lowering) colGroupOf(cols []ir.S) {
+	used := map[string]bool{}
+	for _, n := range l.cols.names {
+		used[n] = true
+	}
 	for _, s := range cols {
-		if _, ok := l.cols.direct[s]; !ok {
-			own = append(own, s)
+		if _, ok := l.cols.direct[s]; ok {
+			continue
 		}
-	}
-	cols = own
-	if len(cols) == 0 {
-		return ""
-	}
-	sorted := append([]ir.S(nil), cols...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	key := fmt.Sprint(sorted)
-	if g, ok := l.cols.groups[key]; ok {
-		return g
-	}
-	name := l.colName(sorted[0]) + "Vals"
-	for i := 2; l.taken[name] || l.cols.has(name); i++ {
-		name = fmt.Sprintf("%sVals%d", l.colName(sorted[0]), i)
-	}
-	l.cols.groups[key] = name
-	for i, s := range sorted {
-		l.cols.slots[s] = append(l.cols.slots[s], colSlot{name, i})
-	}
-	l.cols.order = append(l.cols.order, struct {
-		name string
-		size int
-	}{name, len(sorted)})
-	return name
-}
-
-func (c *colArrays) has(name string) bool {
-	for _, g := range c.order {
-		if g.name == name {
-			return true
+		if _, ok := l.cols.names[s]; ok {
+			continue
 		}
-	}
-	return false
-}
-
-// colSlotIn is the index of value s in array group.
-func (l *lowering) colSlotIn(s ir.S, group string) int {
-	for _, sl := range l.cols.slots[s] {
-		if sl.group == group {
-			return sl.idx
+		name := l.colName(s) + "Cols"
+		for i := 2; l.taken[name] || used[name]; i++ {
+			name = fmt.Sprintf("%sCols%d", l.colName(s), i)
 		}
+		used[name] = true
+		l.cols.names[s] = name
+		l.cols.order = append(l.cols.order, s)
 	}
-	panic(fmt.Sprintf("golang: %s: %s not in %s", l.k.Name, l.colName(s), group))
 }
 
 // colRead is column c's value s of the tile.
 func (l *lowering) colRead(s ir.S) *jen.Statement {
-	if a, ok := l.cols.direct[s]; ok {
+	if a, ok := l.cols.direct[s]; ok && l.colFunc {
+		return jen.Id(l.arrayName(a)).Index(jen.Id("c"))
+	} else if ok {
 		return jen.Id(l.arrayName(a)).Index(jen.Id("r0").Op("+").Id("c"))
 	}
-	sl := l.cols.slots[s]
-	if len(sl) == 0 {
+	name, ok := l.cols.names[s]
+	if !ok {
 		panic(fmt.Sprintf("golang: %s: no array holds %s", l.k.Name, l.colName(s)))
 	}
-	return jen.Id(sl[0].group).Index(jen.Id("c")).Index(jen.Lit(sl[0].idx))
+	return jen.Id(name).Index(jen.Id("c"))
 }
 
-// colWrites stores v as column c's value s of the tile, in each array
-// that holds it.
+// colWrites stores v as column c's value s of the tile, where an array
+// holds it.
 func (l *lowering) colWrites(s ir.S, v jen.Code) []jen.Code {
-	var code []jen.Code
-	for _, sl := range l.cols.slots[s] {
-		code = append(code, jen.Id(sl.group).Index(jen.Id("c")).Index(jen.Lit(sl.idx)).Op("=").Add(v))
+	if name, ok := l.cols.names[s]; ok {
+		return []jen.Code{jen.Id(name).Index(jen.Id("c")).Op("=").Add(v)}
 	}
-	return code
+	return nil
 }
 
 // columnsHelper is the name of a function of the tiled form's kernel
-// with parameters decl and body, added to l.helpers where new.
-func (l *lowering) columnsHelper(decl, body []jen.Code) string {
-	src := fmt.Sprintf("%#v", jen.Params(decl...).Block(body...))
-	for i, h := range l.helpers {
+// with parameters decl, body and result (nil: none), added to l.helpers
+// where new: kind "Lines" for a group of lines, "Cols" for a run of
+// per-column statements.
+func (l *lowering) columnsHelper(kind string, decl, body []jen.Code, result jen.Code) string {
+	sig := jen.Params(decl...)
+	if result != nil {
+		sig = sig.Add(result)
+	}
+	src := kind + fmt.Sprintf("%#v", sig.Block(body...))
+	nth := 1
+	for _, h := range l.helpers {
 		if h.src == src {
-			return l.helperName(i)
+			return h.name
+		}
+		if h.kind == kind {
+			nth++
 		}
 	}
-	name := l.helperName(len(l.helpers))
-	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, target.Func{Kernel: l.k, ISA: target.Go}.Name()).Line().
+	name := fmt.Sprintf("%s%s%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), kind, nth)
+	kernel := target.Func{Kernel: l.k, ISA: target.Go}.Name()
+	doc := jen.Commentf("%s is a group of lines of a loop of %s over a run of w columns,", name, kernel).Line().
 		Comment("a function of its own to keep the loop's slices and index in registers.")
-	l.helpers = append(l.helpers, columnsHelperFunc{src, doc.Line().Func().Id(name).Params(decl...).Block(body...)})
+	if kind == "Cols" {
+		doc = jen.Commentf("%s is a run of per-column statements of %s over the tile's n columns,", name, kernel).Line().
+			Comment("a function of its own to keep the loop's slices and index in registers and cut its bounds checks.")
+	}
+	out := doc.Line().Func().Id(name).Params(decl...)
+	if result != nil {
+		out = out.Add(result)
+	}
+	l.helpers = append(l.helpers, columnsHelperFunc{src, kind, name, out.Block(body...)})
 	return name
 }
 
-// columnsHelperFunc is a function of a group of lines: its code, and its
+// columnsHelperFunc is a function of the tiled form: its code, and its
 // source to find it again.
 type columnsHelperFunc struct {
-	src  string
-	code jen.Code
-}
-
-func (l *lowering) helperName(i int) string {
-	return fmt.Sprintf("%sLines%d", target.Func{Kernel: l.k, ISA: target.Go}.Name(), i+1)
+	src, kind, name string
+	code            jen.Code
 }
 
 // loopValues are the variables the loop lp's code reads besides its
@@ -802,16 +826,6 @@ func (l *lowering) loopValues(lp *ir.Loop, splat map[ir.S]bool) []string {
 		}
 	}
 	return out
-}
-
-// size is the number of values in array group.
-func (c *colArrays) size(group string) int {
-	for _, g := range c.order {
-		if g.name == group {
-			return g.size
-		}
-	}
-	panic("golang: no per-column array " + group)
 }
 
 // lineName is the local holding array a's part of the current line.
@@ -931,14 +945,22 @@ func (l *lowering) columnsFusedValues(fu *fusion, kept map[ir.S]bool, tail []*ir
 		}
 	}
 	shift := k.ScalarName(fu.shift)
+	mean := at("runMeans")
+	if perLine {
+		if l.taken["mean64"] || l.taken["variance64"] {
+			panic(fmt.Sprintf("golang: %s: a value named mean64 or variance64", k.Name))
+		}
+		code = onePassValues()
+		mean = jen.Id("mean64")
+	}
 	if need(fu.shift) || need(fu.correction) {
-		value(fu.shift, jen.Float32().Call(at("runMeans")))
+		value(fu.shift, jen.Float32().Call(mean.Clone()))
 	}
 	if need(fu.correction) {
-		value(fu.correction, jen.Float32().Call(at("runMeans").Op("-").Float64().Call(jen.Id(shift))))
+		value(fu.correction, jen.Float32().Call(mean.Clone().Op("-").Float64().Call(jen.Id(shift))))
 	}
 	if need(fu.variance) && perLine {
-		value(fu.variance, jen.Float32().Call(at("runM2s")))
+		value(fu.variance, jen.Float32().Call(jen.Id("variance64")))
 	} else if need(fu.variance) {
 		value(fu.variance, jen.Float32().Call(at("runM2s").Op("/").Float64().Call(jen.Id("h"))))
 	}
@@ -1521,7 +1543,8 @@ const onePassBound = 1 << 20
 
 // columnsOnePass is the fused passes of a tile of at most blockLen lines:
 // one pass summing each column's x and x^2 in float64 around 0, left as
-// the mean in runMeans and the variance in runM2s (no divide a column). A
+// the sums in runMeans and runM2s, from which the per-column statements
+// take the mean and variance (onePassValues, no divide a column). A
 // column whose mean is too far from 0 for its spread gets a NaN variance,
 // which the variance's guard sends to the float64 form. Nil where the first pass sums
 // anything but one array's values less the pivot.
@@ -1559,7 +1582,7 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 				id("q").Op("+=").Float64().Call(id(v).Op("*").Id(v)))
 		}
 		body = append(body, jen.List(at("sum"), at("sumSq")).Op("=").List(id("s"), id("q")))
-		return l.columnsHelper(decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)))
+		return l.columnsHelper("Lines", decl, append(cut, jen.For(id("c").Op(":=").Range().Id("w")).Block(body...)), nil)
 	}
 	four, one := helper(colLines), helper(1)
 	var group []jen.Code
@@ -1578,14 +1601,22 @@ func (l *lowering) columnsOnePass(fu *fusion) []jen.Code {
 			id(four).Call(append(group, id("sum"), id("sumSq"), id("w"))...)),
 		jen.For(jen.Empty(), id("i").Op("<").Id("h"), id("i").Op("++")).Block(
 			id(one).Call(line(0), id("sum"), id("sumSq"), id("w"))),
-		id("perLine").Op(":=").Lit(1).Op("/").Float64().Call(id("h")),
-		jen.For(id("c").Op(":=").Range().Id("w")).Block(
-			id("mean").Op(":=").Add(at("sum")).Op("*").Id("perLine"),
-			// Products rounded: no compiler fuses them into the subtraction.
-			id("variance").Op(":=").Float64().Call(at("sumSq").Op("*").Id("perLine")).Op("-").Float64().Call(id("mean").Op("*").Id("mean")),
-			jen.If(jen.Op("!").Parens(id("mean").Op("*").Id("mean").Op("<=").Lit(onePassBound).Op("*").Id("variance"))).Block(
-				id("variance").Op("=").Qual("math", "NaN").Call()),
-			jen.List(at("sum"), at("sumSq")).Op("=").List(id("mean"), id("variance"))),
+	}
+}
+
+// onePassValues is the code of column c's mean and variance in float64
+// from the one pass's sums (columnsOnePass), named mean64 and variance64,
+// at the head of the per-column statements that read them: one loop over
+// the columns, not two with the values stored and loaded between.
+func onePassValues() []jen.Code {
+	id := jen.Id
+	at := func(name string) *jen.Statement { return id(name).Index(id("c")) }
+	return []jen.Code{
+		id("mean64").Op(":=").Float64().Call(at("runMeans").Op("*").Id("perLine")),
+		// Products rounded: no compiler fuses them into the subtraction.
+		id("variance64").Op(":=").Float64().Call(at("runM2s").Op("*").Id("perLine")).Op("-").Float64().Call(id("mean64").Op("*").Id("mean64")),
+		jen.If(jen.Op("!").Parens(id("mean64").Op("*").Id("mean64").Op("<=").Lit(onePassBound).Op("*").Id("variance64"))).Block(
+			id("variance64").Op("=").Qual("math", "NaN").Call()),
 	}
 }
 
@@ -1611,4 +1642,113 @@ func onePassArray(fu *fusion) int {
 		return -1
 	}
 	return array
+}
+
+// columnsColFunc is a call of a function of its own holding loop, a run
+// of per-column statements over the tile's n columns written to index
+// the tile's parts of the arrays (colFunc), added to l.helpers where new;
+// nil where loop is empty or reads a name the function cannot take.
+// Inside the kernel's body the compiler spills the loop's index and
+// slices on every trip and checks each array's bounds; in a function of
+// its own every slice is cut to n, and the index and slices stay in
+// registers. hoisted are the kernel's float32 values computed once a
+// call; the function returns how many columns its guards rejected.
+func (l *lowering) columnsColFunc(loop []jen.Code, hoisted map[string]bool) jen.Code {
+	if len(loop) == 0 {
+		return nil
+	}
+	src := "package p\n" + fmt.Sprintf("%#v", jen.Func().Id("f").Params().Block(loop...))
+	file, err := parser.ParseFile(token.NewFileSet(), "", src, 0)
+	if err != nil {
+		panic(fmt.Sprintf("golang: %s: per-column statements: %v\n%s", l.k.Name, err, src))
+	}
+	// The names loop reads that it does not declare, in order of use.
+	declared := map[string]bool{}
+	var free []string
+	seen := map[string]bool{}
+	ast.Inspect(file.Decls[0].(*ast.FuncDecl).Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr: // a package's name: math.Sqrt
+			return false
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range n.Lhs {
+					declared[e.(*ast.Ident).Name] = true
+				}
+			}
+		case *ast.RangeStmt:
+			declared[n.Key.(*ast.Ident).Name] = true
+		case *ast.Ident:
+			if !declared[n.Name] && !seen[n.Name] && !goBuiltin[n.Name] {
+				seen[n.Name] = true
+				free = append(free, n.Name)
+			}
+		}
+		return true
+	})
+	type param struct {
+		typ *jen.Statement
+		arg jen.Code
+		cut bool
+	}
+	known := map[string]param{
+		"runMeans": {jen.Index().Float64(), jen.Id("runMeans").Index(jen.Empty(), jen.Id("n")), true},
+		"runM2s":   {jen.Index().Float64(), jen.Id("runM2s").Index(jen.Empty(), jen.Id("n")), true},
+		"rejected": {jen.Index().Bool(), jen.Id("rejected").Index(jen.Empty(), jen.Id("n")), true},
+		"h":        {jen.Int(), jen.Id("h"), false},
+		"perLine":  {jen.Float64(), jen.Id("perLine"), false},
+	}
+	for i, a := range l.k.Arrays {
+		if a.Role != ir.Param {
+			n := l.arrayName(i)
+			known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Id("r0"), jen.Empty()).Index(jen.Empty(), jen.Id("n")), true}
+		}
+	}
+	for _, n := range l.cols.names {
+		known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Empty(), jen.Id("n")), true}
+	}
+	for a := range l.k.NumAccs {
+		n := l.k.AccName(a) + "Chunks"
+		known[n] = param{jen.Index().Float32(), jen.Id(n).Index(jen.Empty(), jen.Id("n")), true}
+	}
+	for _, n := range append(target.ArgNames(l.k), l.invLen) {
+		hoisted[n] = true
+	}
+	var decl, args, cut []jen.Code
+	counts := false
+	for _, n := range free {
+		p, ok := known[n]
+		switch {
+		case n == "rejects":
+			counts = true
+			continue
+		case n == "n": // the tile's width, the last parameter
+			continue
+		case !ok && hoisted[n]:
+			p = param{jen.Float32(), jen.Id(n), false}
+		case !ok:
+			return nil
+		}
+		decl = append(decl, jen.Id(n).Add(p.typ))
+		args = append(args, p.arg)
+		if p.cut {
+			cut = append(cut, jen.Id(n).Op("=").Id(n).Index(jen.Empty(), jen.Id("n")))
+		}
+	}
+	decl = append(decl, jen.Id("n").Int())
+	args = append(args, jen.Id("n"))
+	body := cut
+	if counts {
+		body = append(append(append(body, jen.Id("rejects").Op(":=").Lit(0)), loop...), jen.Return(jen.Id("rejects")))
+		fn := l.columnsHelper("Cols", decl, body, jen.Int())
+		return jen.Id("rejects").Op("+=").Id(fn).Call(args...)
+	}
+	fn := l.columnsHelper("Cols", decl, append(body, loop...), nil)
+	return jen.Id(fn).Call(args...)
+}
+
+// goBuiltin are the predeclared names generated code reads.
+var goBuiltin = map[string]bool{
+	"true": true, "false": true, "float32": true, "float64": true, "int": true, "bool": true,
+	"min": true, "max": true, "len": true, "clear": true, "math": true,
 }

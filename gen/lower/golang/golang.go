@@ -187,8 +187,11 @@ type lowering struct {
 	// cols are the arrays of the tiled Columns form's per-column values
 	// (columns.go).
 	cols *colArrays
-	// helpers are the tiled form's functions of a group of lines.
+	// helpers are the tiled form's functions of a group of lines, and of
+	// a run of per-column statements; colFunc: the code being written is
+	// such a function's, over the tile's parts of the arrays.
 	helpers []columnsHelperFunc
+	colFunc bool
 }
 
 // valueNames are the Go names of k's scalar and vector values.
