@@ -77,7 +77,14 @@ setsid scripts/avx512-bochs.sh "${avx512_flags[@]}" --env NORMGEN_ONLY_ISA=avx51
 avx512_pid=$!
 
 t=$(date +%s); stage "normgen's own tests"
-go test -count=1 -timeout 30m $(go list ./... | grep -v '/out/')
+# go test starts the packages in the order given: the longest first (each
+# several minutes, most of it in go commands of their own), so that the
+# short ones fill the other core beside them instead of one long package
+# running alone at the end.
+longest=(tests/variants gen/lower/amd64 gen/lower/arm64 cmd/normgen tests/e2e)
+mod=$(go list -m)
+go test -count=1 -timeout 30m "${longest[@]/#/./}" \
+	$(go list ./... | grep -v '/out/' | grep -vxF -f <(printf '%s\n' "${longest[@]/#/$mod/}"))
 # The spec schema against a JSON Schema validator, in a module of its own.
 (cd tests/schema && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
 elapsed "normgen's own tests" "$t"
