@@ -77,7 +77,14 @@ setsid scripts/avx512-bochs.sh "${avx512_flags[@]}" --env NORMGEN_ONLY_ISA=avx51
 avx512_pid=$!
 
 t=$(date +%s); stage "normgen's own tests"
-go test -count=1 -timeout 30m $(go list ./... | grep -v '/out/')
+# go test starts the packages in the order given: the longest first (each
+# several minutes, most of it in go commands of their own), so that the
+# short ones fill the other core beside them instead of one long package
+# running alone at the end.
+longest=(tests/variants gen/lower/amd64 gen/lower/arm64 cmd/normgen tests/e2e)
+mod=$(go list -m)
+go test -count=1 -timeout 30m "${longest[@]/#/./}" \
+	$(go list ./... | grep -v '/out/' | grep -vxF -f <(printf '%s\n' "${longest[@]/#/$mod/}"))
 # The spec schema against a JSON Schema validator, in a module of its own.
 (cd tests/schema && go mod tidy -diff && go vet ./... && go test -count=1 ./...)
 elapsed "normgen's own tests" "$t"
@@ -90,7 +97,10 @@ t=$(date +%s); stage "generated tests: native, purego, GODEBUG fallbacks"
 # The long-set tests run once per implementation: LongRows checks every
 # implementation the CPU runs in the native run; LongSets the dispatched one.
 go test -count=1 ./out/...
-go test -count=1 -tags purego -skip 'LongRows|LongSets' ./out/...
+# The purego build's long sets and long reductions are the pure-Go
+# functions the purego fallback below runs (the same code, reached through
+# the entry points): they run there.
+go test -count=1 -tags purego -skip 'LongRows|LongSets|LongReductions' ./out/...
 # The fallbacks: the native run checked every implementation the CPU runs,
 # by name, on every input; these check that dispatch falls back, through
 # the entry points: -short keeps every entry point and fixed size, on
@@ -132,6 +142,9 @@ wait "$avx512_pid" || avx512_status=$?
 avx512_pid=
 cat "$bindir/avx512.log"
 [ "$avx512_status" = 0 ] || { echo "the AVX-512 stage failed (status $avx512_status)"; exit 1; }
-elapsed "generated tests (AVX-512, from its start)" "$t512"
+# Its own length (its log's last write), which the wait above hides when it
+# ended before the stages beside it.
+echo "--- generated tests (AVX-512) ran $(( $(stat -c %Y "$bindir/avx512.log") - t512 )) s"
+elapsed "generated tests (AVX-512, from its start until waited for)" "$t512"
 
 echo; echo "=== all tests passed"

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/normgen/normgen/gen/target"
 )
@@ -86,9 +87,12 @@ func (tg Target) Scratch(t *testing.T, files map[string][]byte, run string) stri
 	for _, args := range [][]string{{"vet", "."}, append(test, ".")} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir, cmd.Env = dir, env
+		start := time.Now()
 		if out, err = cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, Tail(out))
 		}
+		// Where a long test's time goes, for whoever trims it.
+		t.Logf("go %s: %v", args[0], time.Since(start).Round(time.Millisecond))
 	}
 	return string(out)
 }
