@@ -21,12 +21,12 @@ func convnormGoConvNeXtLayerNormAny(dst, x, gamma, beta []float32, rows, h, stri
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
-		clear(pivotSumChunks[:n])
-		clear(devSumChunks[:n])
-		clear(squareSumChunks[:n])
 		if h > 64 {
+			clear(pivotSumChunks[:n])
 			clear(pivotSumTotals[:n])
+			clear(devSumChunks[:n])
 			clear(devSumTotals[:n])
+			clear(squareSumChunks[:n])
 			clear(squareSumTotals[:n])
 		}
 		clear(rejected[:n])
@@ -632,12 +632,12 @@ func convnormGoBatchNormTrainColumnsAny(dst, means, rstds, x, gains, biases, run
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
-		clear(pivotSumChunks[:n])
-		clear(devSumChunks[:n])
-		clear(squareSumChunks[:n])
 		if h > 64 {
+			clear(pivotSumChunks[:n])
 			clear(pivotSumTotals[:n])
+			clear(devSumChunks[:n])
 			clear(devSumTotals[:n])
+			clear(squareSumChunks[:n])
 			clear(squareSumTotals[:n])
 		}
 		clear(rejected[:n])
@@ -1692,12 +1692,12 @@ func convnormGoBatchNormTrainONNXColumnsAny(dst, x, gains, biases, runMean, runV
 	var rejected [1024]bool
 	for r0 := 0; r0 < rows; r0 += 1024 {
 		n := min(1024, rows-r0)
-		clear(pivotSumChunks[:n])
-		clear(devSumChunks[:n])
-		clear(squareSumChunks[:n])
 		if h > 64 {
+			clear(pivotSumChunks[:n])
 			clear(pivotSumTotals[:n])
+			clear(devSumChunks[:n])
 			clear(devSumTotals[:n])
+			clear(squareSumChunks[:n])
 			clear(squareSumTotals[:n])
 		}
 		clear(rejected[:n])

@@ -244,6 +244,10 @@ func TestColumnTiles(t *testing.T) {
 						t.Errorf("%s: one pass lacks %q:\n%s", k.Name, want, short)
 					}
 				}
+				// The fused passes' chunks are cleared only where they run.
+				if regexp.MustCompile(`n := min\(1024, rows-r0\)\n\t*clear\(\w+Chunks`).MatchString(fast) {
+					t.Errorf("%s: chunks cleared for the one pass too:\n%s", k.Name, fast)
+				}
 				to += end
 				fused = fast[from:to]
 			}

@@ -200,9 +200,19 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	}
 	sort.Slice(keptOrder, func(i, j int) bool { return keptOrder[i] < keptOrder[j] })
 	var accs []int
+	longOnly := map[int]bool{} // accumulators of the fused passes the one pass replaces
 	for _, item := range append(items, fusedItems...) {
 		if item.loop != nil {
 			accs = append(accs, loopAccs(item.loop)...)
+		}
+	}
+	if onePassArray(fu) >= 0 {
+		for _, item := range fusedItems {
+			if item.loop != nil {
+				for _, a := range loopAccs(item.loop) {
+					longOnly[a] = true
+				}
+			}
 		}
 	}
 	for _, a := range accs {
@@ -292,11 +302,17 @@ func columnsFunc(k *ir.Kernel) jen.Code {
 	tile := []jen.Code{jen.Id("n").Op(":=").Min(jen.Lit(colTile), jen.Id("rows").Op("-").Id("r0"))}
 	var totals []jen.Code
 	for _, a := range accs {
-		tile = append(tile, jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n"))))
+		chunks := jen.Clear(jen.Id(l.k.AccName(a)+"Chunks").Index(jen.Empty(), jen.Id("n")))
+		if longOnly[a] {
+			totals = append(totals, chunks)
+		} else {
+			tile = append(tile, chunks)
+		}
 		totals = append(totals, jen.Clear(jen.Id(l.k.AccName(a)+"Totals").Index(jen.Empty(), jen.Id("n"))))
 	}
 	if len(totals) > 0 {
-		// The totals take a chunk's sum only past the first chunk of lines.
+		// The totals take a chunk's sum only past the first chunk of lines;
+		// without a fused pass's loop (the one pass) neither does its chunk.
 		tile = append(tile, jen.If(jen.Id("h").Op(">").Lit(blockLen)).Block(totals...))
 	}
 	if guarded {
